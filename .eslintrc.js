@@ -1,0 +1,24 @@
+const loopback = require('@loopback/eslint-config');
+
+// The wire format (spec fields, log records, SQL rows) is snake_case, so
+// properties may use it; everything else keeps LoopBack's conventions.
+const [severity, ...namingOptions] =
+  loopback.rules['@typescript-eslint/naming-convention'];
+const naming = namingOptions.map(option =>
+  option.selector === 'property' && !option.modifiers
+    ? {...option, format: [...option.format, 'snake_case']}
+    : option,
+);
+
+module.exports = {
+  extends: '@loopback/eslint-config',
+  rules: {
+    'no-console': 'error',
+    '@typescript-eslint/naming-convention': [
+      severity,
+      ...naming,
+      // Names that need quotes are foreign (OpenAPI extensions, headers).
+      {selector: 'property', modifiers: ['requiresQuotes'], format: null},
+    ],
+  },
+};

@@ -1,0 +1,107 @@
+import {expect} from '@loopback/testlab';
+import {createServer, connect} from 'node:net';
+import {startService} from '../fixtures/service-process';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const {port} = server.address() as {port: number};
+  await new Promise(resolve => server.close(resolve));
+  return port;
+}
+
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise(resolve => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+describe('service process', () => {
+  const roles: Array<[string, string[]]> = [
+    ['api', []],
+    ['scheduler', ['cron-scheduler started']],
+    ['worker', ['cron-worker started']],
+    ['all', ['cron-scheduler started', 'cron-worker started']],
+  ];
+  for (const [mode, announcements] of roles) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      it(`APP_MODE=${mode} boots, announces its roles and exits 0 on ${signal}`, async () => {
+        const service = startService({APP_MODE: mode});
+        const started = await service.waitForLog('Service started');
+        expect(started).to.containDeep({mode, level: 'info'});
+        for (const announcement of announcements) {
+          await service.waitForLog(announcement);
+        }
+        // A role runs until it is told to stop; it must not exit by itself.
+        await new Promise(resolve => setTimeout(resolve, 300));
+        expect(service.child.exitCode).to.be.null();
+        service.child.kill(signal);
+        const {code} = await service.exited();
+        expect(code).to.equal(0);
+        const records = service.records();
+        expect(
+          records.find(r => r.msg === 'Shutdown requested'),
+        ).to.containDeep({
+          level: 'warn',
+          signal,
+        });
+        expect(records.find(r => r.msg === 'Shutdown complete')).to.containDeep(
+          {level: 'info'},
+        );
+        for (const announcement of announcements) {
+          const role = announcement.replace(' started', '');
+          expect(records.map(r => r.msg)).to.containEql(`${role} stopped`);
+        }
+        expect(service.stderr).to.deepEqual([]);
+      });
+    }
+  }
+
+  it('APP_MODE=scheduler never opens the HTTP port', async () => {
+    const port = await freePort();
+    const service = startService({APP_MODE: 'scheduler', PORT: String(port)});
+    const started = await service.waitForLog('Service started');
+    expect(started).to.not.have.property('url');
+    expect(await refusesConnections(port)).to.be.true();
+    service.child.kill('SIGTERM');
+    expect((await service.exited()).code).to.equal(0);
+  });
+
+  it('APP_MODE=api serves HTTP on PORT', async () => {
+    const port = await freePort();
+    const service = startService({APP_MODE: 'api', PORT: String(port)});
+    const started = await service.waitForLog('Service started');
+    expect(started.url).to.equal(`http://127.0.0.1:${port}/api`);
+    const res = await fetch(`http://127.0.0.1:${port}/api/openapi.json`);
+    expect(res.status).to.equal(200);
+    service.child.kill('SIGTERM');
+    expect((await service.exited()).code).to.equal(0);
+  });
+
+  const badEnvironments: Array<[string, string]> = [
+    ['CRON_MAX_RETRIES', 'abc'],
+    ['CRON_RETRY_DELAY_MS', '-1000'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'postgres//missing-colon'],
+    ['AMQP_URL', 'not a url'],
+  ];
+  for (const [variable, value] of badEnvironments) {
+    it(`stops at start with exit 1 and one line naming ${variable}=${value}`, async () => {
+      const service = startService({[variable]: value});
+      const {code} = await service.exited();
+      expect(code).to.equal(1);
+      expect(service.stdout).to.deepEqual([]);
+      expect(service.stderr).to.have.length(1);
+      const line = JSON.parse(service.stderr[0]);
+      expect(line).to.containDeep({level: 'error', variable});
+      expect(line.msg).to.match(
+        new RegExp(`^Invalid configuration: ${variable} `),
+      );
+    });
+  }
+});

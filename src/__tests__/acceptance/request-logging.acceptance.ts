@@ -1,0 +1,100 @@
+import {expect} from '@loopback/testlab';
+import {
+  givenRunningApp,
+  givenSchedulerBody,
+  TestApp,
+} from '../fixtures/test-app';
+
+const REQUEST_FIELDS = ['method', 'path', 'url', 'ip', 'user_agent'];
+
+describe('request logging', () => {
+  let given: TestApp;
+  before(async () => {
+    given = await givenRunningApp();
+  });
+  after(() => given.app.stop());
+  beforeEach(() => given.logs.clear());
+
+  it('logs Incoming request, then Request completed with status and duration', async () => {
+    await given.client
+      .post('/api/schedulers')
+      .set('User-Agent', 'ops-cli/1.0')
+      .send(givenSchedulerBody())
+      .expect(201);
+    const [incoming] = given.logs.find('Incoming request', {
+      path: '/api/schedulers',
+    });
+    const [completed] = given.logs.find('Request completed', {
+      path: '/api/schedulers',
+    });
+    for (const record of [incoming, completed]) {
+      expect(record).to.containDeep({
+        level: 'info',
+        context: 'http',
+        method: 'POST',
+        path: '/api/schedulers',
+        url: '/api/schedulers',
+        user_agent: 'ops-cli/1.0',
+      });
+      expect(Object.keys(record)).to.containDeep(REQUEST_FIELDS);
+      expect(record.ip).to.match(/127\.0\.0\.1/);
+    }
+    expect(completed).to.containDeep({status_code: 201, status: 'success'});
+    expect(completed.duration_ms).to.be.a.Number();
+    expect(completed.duration_ms as number).to.be.greaterThanOrEqual(0);
+  });
+
+  it('logs a failed request exactly once, at error, with the error fields', async () => {
+    await given.client
+      .post('/api/schedulers')
+      .send({description: 'no task'})
+      .expect(422);
+    const failed = given.logs.find('Request failed');
+    expect(failed).to.have.length(1);
+    expect(failed[0]).to.containDeep({
+      level: 'error',
+      method: 'POST',
+      path: '/api/schedulers',
+      error_name: 'UnprocessableEntityError',
+      error_code: 422,
+      status: 'error',
+    });
+    expect(failed[0].error).to.match(/invalid/);
+    expect(failed[0].stack).to.be.a.String();
+    expect(failed[0].duration_ms).to.be.a.Number();
+    expect(given.logs.find('Request completed')).to.have.length(0);
+  });
+
+  it('logs unknown routes inside and outside the API base path', async () => {
+    await given.client.get('/api/unknown/route?x=1').expect(404);
+    await given.client.get('/unknown-page').expect(404);
+    const failed = given.logs.find('Request failed');
+    expect(failed.map(r => [r.path, r.url, r.error_code])).to.deepEqual([
+      ['/api/unknown/route', '/api/unknown/route?x=1', 404],
+      ['/unknown-page', '/unknown-page', 404],
+    ]);
+    expect(given.logs.find('Incoming request')).to.have.length(2);
+  });
+
+  it('logs the landing page served at /', async () => {
+    const res = await given.client.get('/').expect(200);
+    expect(res.text).to.match(/Task Scheduler/);
+    expect(res.text).to.match(/api\/explorer/);
+    expect(
+      given.logs.find('Request completed', {path: '/', status_code: 200}),
+    ).to.have.length(1);
+  });
+
+  it('never writes Authorization headers, tokens or passwords to the log', async () => {
+    await given.client
+      .post('/api/schedulers?access_token=query-secret-1')
+      .set('Authorization', 'Bearer header-secret-2')
+      .send({...givenSchedulerBody(), password: 'body-secret-3'})
+      .expect(422);
+    const all = given.logs.lines.join('\n');
+    expect(all).to.not.match(/query-secret-1|header-secret-2|body-secret-3/);
+    expect(given.logs.find('Request failed')[0].url).to.equal(
+      '/api/schedulers?access_token=%5BREDACTED%5D',
+    );
+  });
+});

@@ -1,0 +1,182 @@
+import {expect} from '@loopback/testlab';
+import {dropDatabase} from '../../database/database-admin';
+import {readdirSync} from 'node:fs';
+import {MIGRATIONS_DIR, migrateDatabase} from '../../database/migration-runner';
+import {Scheduler, SchedulerExecution} from '../../models';
+import {LogCapture} from '../fixtures/log-capture';
+import {
+  TEST_DATABASE_URL,
+  uniqueDatabaseUrl,
+  withClient,
+} from '../fixtures/test-database';
+
+async function schemaSnapshot(databaseUrl: string): Promise<unknown[]> {
+  return withClient(databaseUrl, async client => {
+    const {rows} = await client.query(`
+      SELECT 'column' AS kind, table_name || '.' || column_name || ':' || data_type AS item
+        FROM information_schema.columns WHERE table_schema = 'public'
+      UNION ALL
+      SELECT 'index', indexname || ':' || indexdef FROM pg_indexes WHERE schemaname = 'public'
+      UNION ALL
+      SELECT 'constraint', conname || ':' || pg_get_constraintdef(oid)
+        FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+      ORDER BY 1, 2`);
+    return rows;
+  });
+}
+
+describe('migrations (npm run migrate)', () => {
+  const databaseUrl = uniqueDatabaseUrl('migrate');
+  after(() => dropDatabase(databaseUrl));
+
+  it('creates a missing database, applies every migration, and a second run changes nothing', async () => {
+    const logs = new LogCapture();
+    const first = await migrateDatabase(databaseUrl, logs.logger);
+    expect(first.databaseCreated).to.be.true();
+    expect(first.applied.length).to.be.greaterThan(0);
+    const before = await schemaSnapshot(databaseUrl);
+
+    const second = await migrateDatabase(databaseUrl, logs.logger);
+    expect(second).to.deepEqual({databaseCreated: false, applied: []});
+    expect(await schemaSnapshot(databaseUrl)).to.deepEqual(before);
+    expect(logs.find('Migrations applied').map(r => r.count)).to.deepEqual([
+      first.applied.length,
+      0,
+    ]);
+  });
+
+  it('applies each migration exactly once when two runs race (advisory lock)', async () => {
+    const raced = uniqueDatabaseUrl('race');
+    try {
+      const logs = new LogCapture();
+      const results = await Promise.all([
+        migrateDatabase(raced, logs.logger),
+        migrateDatabase(raced, logs.logger),
+      ]);
+      const migrationFiles = readdirSync(MIGRATIONS_DIR)
+        .filter(file => file.endsWith('.sql'))
+        .map(file => file.replace(/\.sql$/, ''));
+      expect(results.flatMap(r => r.applied).sort()).to.deepEqual(
+        migrationFiles.sort(),
+      );
+      expect(results.filter(r => r.databaseCreated)).to.have.length(1);
+    } finally {
+      await dropDatabase(raced);
+    }
+  });
+});
+
+describe('schema', () => {
+  for (const model of [Scheduler, SchedulerExecution]) {
+    const table = model.definition.settings.postgresql.table as string;
+
+    it(`maps every ${model.name} property to a column of "${table}" and back`, async () => {
+      const columns = await withClient(TEST_DATABASE_URL, async client => {
+        const {rows} = await client.query(
+          `SELECT column_name, data_type FROM information_schema.columns
+            WHERE table_schema = 'public' AND table_name = $1`,
+          [table],
+        );
+        return new Map(
+          rows.map(r => [r.column_name as string, r.data_type as string]),
+        );
+      });
+      const properties = Object.entries(model.definition.properties);
+      for (const [name, definition] of properties) {
+        const mapping = definition.postgresql as {
+          columnName: string;
+          dataType: string;
+        };
+        expect(mapping?.columnName).to.equal(name);
+        expect(columns.has(mapping.columnName)).to.be.true();
+        expect(columns.get(mapping.columnName)).to.equal(mapping.dataType);
+      }
+      expect([...columns.keys()].sort()).to.deepEqual(
+        properties.map(([n]) => n).sort(),
+      );
+    });
+  }
+
+  it('rejects a second claim of the same run as a duplicate key', async () => {
+    await withClient(TEST_DATABASE_URL, async client => {
+      const {rows} = await client.query(
+        `INSERT INTO scheduler (description, schedule, report_id) VALUES ('s', '* * * * *', 1) RETURNING id`,
+      );
+      const claim = `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id)
+                     VALUES ($1, 'cron-2026-11-21-17-05', 'host-1')`;
+      await client.query(claim, [rows[0].id]);
+      await expect(client.query(claim, [rows[0].id])).to.be.rejectedWith({
+        code: '23505',
+      });
+      await client.query('DELETE FROM scheduler WHERE id = $1', [rows[0].id]);
+      const left = await client.query(
+        'SELECT count(*)::int AS n FROM scheduler_execution WHERE scheduler_id = $1',
+        [rows[0].id],
+      );
+      expect(left.rows[0].n).to.equal(0);
+    });
+  });
+
+  it('refuses a claim for a scheduler that does not exist (foreign key)', async () => {
+    await withClient(TEST_DATABASE_URL, async client => {
+      await expect(
+        client.query(
+          `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id)
+           VALUES (2147483000, 'cron-2026-11-21-17-05', 'h')`,
+        ),
+      ).to.be.rejectedWith({code: '23503'});
+    });
+  });
+
+  it('keeps the scheduler rules true for writers other than the API (check constraints)', async () => {
+    await withClient(TEST_DATABASE_URL, async client => {
+      const insert = (values: string) =>
+        client.query(
+          `INSERT INTO scheduler (description, schedule, date_time, report_id, worker_id, stay_alive) VALUES ${values}`,
+        );
+      await expect(
+        insert(`('two kinds', '* * * * *', NULL, 1, 2, false)`),
+      ).to.be.rejectedWith({
+        code: '23514',
+        constraint: 'scheduler_one_task',
+      });
+      await expect(
+        insert(`('no timing', NULL, NULL, 1, NULL, false)`),
+      ).to.be.rejectedWith({
+        code: '23514',
+        constraint: 'scheduler_timing',
+      });
+      await expect(
+        insert(`('stay alive report', NULL, NULL, 1, NULL, true)`),
+      ).to.be.rejectedWith({code: '23514', constraint: 'scheduler_timing'});
+    });
+  });
+
+  it('serves the 30-day cleanup from an index on executed_at', async () => {
+    const plan = await withClient(TEST_DATABASE_URL, async client => {
+      await client.query('SET enable_seqscan = off');
+      const {rows} = await client.query(
+        `EXPLAIN DELETE FROM scheduler_execution WHERE executed_at < now() - interval '30 days'`,
+      );
+      return rows.map(r => r['QUERY PLAN']).join('\n');
+    });
+    expect(plan).to.match(/scheduler_execution_executed_at_idx/);
+  });
+
+  it('sets updated_at on every update', async () => {
+    await withClient(TEST_DATABASE_URL, async client => {
+      const {rows} = await client.query(
+        `INSERT INTO scheduler (description, schedule, report_id, created_at, updated_at)
+         VALUES ('u', '* * * * *', 1, now() - interval '1 day', now() - interval '1 day')
+         RETURNING id, updated_at`,
+      );
+      const after = await client.query(
+        `UPDATE scheduler SET description = 'v' WHERE id = $1 RETURNING updated_at`,
+        [rows[0].id],
+      );
+      expect(after.rows[0].updated_at.getTime()).to.be.greaterThan(
+        rows[0].updated_at.getTime(),
+      );
+    });
+  });
+});

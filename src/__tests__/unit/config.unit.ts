@@ -1,0 +1,120 @@
+import {expect} from '@loopback/testlab';
+import {ConfigError, loadConfig} from '../../config';
+
+function configErrorFor(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).to.be.instanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`expected ${JSON.stringify(env)} to be rejected`);
+}
+
+describe('loadConfig', () => {
+  it('uses the documented defaults when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config).to.containDeep({
+      appMode: 'all',
+      port: 3000,
+      host: '127.0.0.1',
+      apiBasePath: '/api',
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/task_scheduler',
+      amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
+      serviceName: 'task-scheduler',
+      logLevel: 'info',
+      nodeEnv: 'production',
+      requestBodyLimit: '1mb',
+      cronMaxRetries: 3,
+      cronRetryDelayMs: 30000,
+      cronRetryDelayMultiplier: 2,
+    });
+    expect(config.containerId).to.match(new RegExp(`-${process.pid}$`));
+  });
+
+  it('reads every variable it documents', () => {
+    const config = loadConfig({
+      APP_MODE: 'worker',
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      API_BASE_PATH: '/v1/api',
+      DATABASE_URL: 'postgresql://u:p@db:5433/other',
+      AMQP_URL: 'amqps://u:p@mq/vhost',
+      SERVICE_NAME: 'svc',
+      LOG_LEVEL: 'debug',
+      NODE_ENV: 'development',
+      REQUEST_BODY_LIMIT: '2MB',
+      CRON_MAX_RETRIES: '0',
+      CRON_RETRY_DELAY_MS: '1500',
+      CRON_RETRY_DELAY_MULTIPLIER: '1.5',
+    });
+    expect(config).to.containDeep({
+      appMode: 'worker',
+      port: 8080,
+      host: '0.0.0.0',
+      apiBasePath: '/v1/api',
+      databaseUrl: 'postgresql://u:p@db:5433/other',
+      amqpUrl: 'amqps://u:p@mq/vhost',
+      serviceName: 'svc',
+      logLevel: 'debug',
+      nodeEnv: 'development',
+      requestBodyLimit: '2mb',
+      cronMaxRetries: 0,
+      cronRetryDelayMs: 1500,
+      cronRetryDelayMultiplier: 1.5,
+    });
+  });
+
+  const invalid: Array<[string, string, RegExp]> = [
+    ['CRON_MAX_RETRIES', 'abc', /CRON_MAX_RETRIES must be an integer/],
+    ['CRON_MAX_RETRIES', '2.5', /CRON_MAX_RETRIES must be an integer/],
+    ['CRON_MAX_RETRIES', '-1', /CRON_MAX_RETRIES must be an integer/],
+    ['CRON_RETRY_DELAY_MS', '-5', /CRON_RETRY_DELAY_MS must be an integer/],
+    ['CRON_RETRY_DELAY_MS', '', /CRON_RETRY_DELAY_MS must be an integer/],
+    [
+      'CRON_RETRY_DELAY_MULTIPLIER',
+      'fast',
+      /CRON_RETRY_DELAY_MULTIPLIER must be a number/,
+    ],
+    [
+      'CRON_RETRY_DELAY_MULTIPLIER',
+      '0.5',
+      /CRON_RETRY_DELAY_MULTIPLIER must be a number >= 1/,
+    ],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of debug, info, warn, error/],
+    [
+      'NODE_ENV',
+      'prod',
+      /NODE_ENV must be one of production, development, test/,
+    ],
+    [
+      'APP_MODE',
+      'everything',
+      /APP_MODE must be one of api, scheduler, worker, all/,
+    ],
+    ['PORT', '70000', /PORT must be an integer between 0 and 65535/],
+    ['PORT', 'http', /PORT must be an integer/],
+    ['HOST', ' ', /HOST must not be empty/],
+    ['API_BASE_PATH', 'api/', /API_BASE_PATH must be a path/],
+    ['DATABASE_URL', 'not a url', /DATABASE_URL is not a valid URL/],
+    [
+      'DATABASE_URL',
+      'mysql://root@127.0.0.1/db',
+      /DATABASE_URL must be a URL of the form postgres:/,
+    ],
+    ['AMQP_URL', 'localhost:5672', /AMQP_URL must be a URL of the form amqp:/],
+    ['REQUEST_BODY_LIMIT', 'lots', /REQUEST_BODY_LIMIT must be a size/],
+  ];
+  for (const [variable, value, message] of invalid) {
+    it(`rejects ${variable}=${JSON.stringify(value)} naming the variable`, () => {
+      const error = configErrorFor({[variable]: value});
+      expect(error.variable).to.equal(variable);
+      expect(error.message).to.match(message);
+    });
+  }
+
+  it('never echoes a rejected URL, which may hold a password', () => {
+    const error = configErrorFor({DATABASE_URL: 'mysql://admin:hunter2@db/x'});
+    expect(error.message).to.not.containEql('hunter2');
+  });
+});

@@ -1,0 +1,65 @@
+import {expect} from '@loopback/testlab';
+import {
+  cronSyntaxErrors,
+  isValidCronExpression,
+} from '../../scheduling/cron-syntax';
+
+describe('cron syntax (five fields, as the spec defines them)', () => {
+  const valid = [
+    '* * * * *',
+    '0 6 * * *',
+    '0 0 1 1 0',
+    '59 23 31 12 6',
+    '*/15 * * * *',
+    '5-20/5 * * * *',
+    '0 9-17 * * 1-5',
+    '0,15,30,45 * * * *',
+    '0 0 29 2 *',
+    '1-3,10,20-30/5 */2 1,15 */3 0,6',
+    '  0 6 * * *  ',
+    '0  6 * * *',
+  ];
+  for (const expression of valid) {
+    it(`accepts ${JSON.stringify(expression)}`, () => {
+      expect(cronSyntaxErrors(expression)).to.deepEqual([]);
+      expect(isValidCronExpression(expression)).to.be.true();
+    });
+  }
+
+  const invalid: Array<[string, RegExp]> = [
+    ['', /exactly five space-separated fields .* got 0/],
+    ['   ', /exactly five space-separated fields .* got 0/],
+    ['* * * *', /got 4/],
+    ['0 * * * * *', /got 6/],
+    ['60 * * * *', /minute value 60 is out of range 0-59/],
+    ['* 24 * * *', /hour value 24 is out of range 0-23/],
+    ['* * 0 * *', /day-of-month value 0 is out of range 1-31/],
+    ['* * 32 * *', /day-of-month value 32/],
+    ['* * * 13 *', /month value 13 is out of range 1-12/],
+    ['* * * 0 *', /month value 0/],
+    ['* * * * 7', /day-of-week value 7 is out of range 0-6/],
+    ['*/0 * * * *', /minute step 0 must be between 1 and 60/],
+    ['*/61 * * * *', /minute step 61/],
+    ['20-5 * * * *', /minute range 20-5 runs backwards/],
+    ['5/15 * * * *', /a step needs \* or a range before it/],
+    ['1,,2 * * * *', /minute element "" is not one of/],
+    ['* * * JAN *', /only digits, spaces/],
+    ['* * * * MON', /only digits, spaces/],
+    ['0 0 ? * *', /only digits, spaces/],
+    ['0 0 L * *', /only digits, spaces/],
+    ['0\t6 * * *', /only digits, spaces/],
+    ['@daily', /only digits, spaces/],
+    ['1-2-3 * * * *', /minute element "1-2-3"/],
+  ];
+  for (const [expression, message] of invalid) {
+    it(`rejects ${JSON.stringify(expression)}`, () => {
+      const errors = cronSyntaxErrors(expression);
+      expect(errors.join('\n')).to.match(message);
+      expect(isValidCronExpression(expression)).to.be.false();
+    });
+  }
+
+  it('reports every bad field, not only the first', () => {
+    expect(cronSyntaxErrors('61 25 * * *')).to.have.length(2);
+  });
+});

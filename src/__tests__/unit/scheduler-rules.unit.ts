@@ -1,0 +1,84 @@
+import {expect} from '@loopback/testlab';
+import {
+  schedulerRuleErrors,
+  SchedulerShape,
+} from '../../validation/scheduler-rules';
+
+function badPaths(record: SchedulerShape): string[] {
+  return schedulerRuleErrors(record).map(detail => detail.path);
+}
+
+describe('scheduler rules', () => {
+  it('accepts a recurring report scheduler', () => {
+    expect(
+      schedulerRuleErrors({schedule: '0 6 * * *', report_id: 1}),
+    ).to.deepEqual([]);
+  });
+
+  it('accepts a one-time reminder scheduler', () => {
+    expect(
+      schedulerRuleErrors({date_time: '2027-01-01T09:00:00Z', reminder_id: 3}),
+    ).to.deepEqual([]);
+  });
+
+  it('accepts a stay-alive worker without any schedule', () => {
+    expect(schedulerRuleErrors({stay_alive: true, worker_id: 2})).to.deepEqual(
+      [],
+    );
+  });
+
+  it('requires one task kind and names all three fields when none is given', () => {
+    expect(badPaths({schedule: '* * * * *'})).to.deepEqual([
+      '/report_id',
+      '/worker_id',
+      '/reminder_id',
+    ]);
+  });
+
+  it('rejects two task kinds, naming the two given', () => {
+    const errors = schedulerRuleErrors({
+      schedule: '* * * * *',
+      report_id: 1,
+      worker_id: 2,
+    });
+    expect(errors.map(e => e.path)).to.deepEqual(['/report_id', '/worker_id']);
+    expect(errors[0].message).to.match(/got report_id, worker_id/);
+  });
+
+  it('treats null like absent', () => {
+    expect(
+      badPaths({
+        schedule: '* * * * *',
+        report_id: 1,
+        worker_id: null,
+        date_time: null,
+      }),
+    ).to.deepEqual([]);
+  });
+
+  it('rejects both schedule and date_time', () => {
+    expect(
+      badPaths({
+        schedule: '* * * * *',
+        date_time: '2027-01-01T00:00:00Z',
+        report_id: 1,
+      }),
+    ).to.deepEqual(['/schedule', '/date_time']);
+  });
+
+  it('rejects neither schedule nor date_time on a scheduled task', () => {
+    expect(badPaths({report_id: 1})).to.deepEqual(['/schedule', '/date_time']);
+  });
+
+  it('rejects a stay-alive scheduler without worker_id or with a schedule', () => {
+    expect(
+      badPaths({stay_alive: true, report_id: 1, schedule: '* * * * *'}),
+    ).to.deepEqual(['/worker_id', '/schedule']);
+  });
+
+  it('reports cron syntax problems on /schedule', () => {
+    const errors = schedulerRuleErrors({schedule: '* * * *', report_id: 1});
+    expect(errors).to.have.length(1);
+    expect(errors[0]).to.containDeep({path: '/schedule', code: 'cron'});
+  });
+});

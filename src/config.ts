@@ -1,0 +1,170 @@
+import {hostname} from 'node:os';
+
+/** The roles one process can play; `all` runs every role in one process. */
+export const APP_MODES = ['api', 'scheduler', 'worker', 'all'] as const;
+export type AppMode = (typeof APP_MODES)[number];
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const NODE_ENVS = ['production', 'development', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
+
+export interface AppConfig {
+  appMode: AppMode;
+  port: number;
+  host: string;
+  apiBasePath: string;
+  databaseUrl: string;
+  amqpUrl: string;
+  serviceName: string;
+  logLevel: LogLevel;
+  nodeEnv: NodeEnv;
+  requestBodyLimit: string;
+  cronMaxRetries: number;
+  cronRetryDelayMs: number;
+  cronRetryDelayMultiplier: number;
+  /** Identifies this process in claims and logs: host name plus pid. */
+  containerId: string;
+}
+
+/** Raised for an unusable environment variable; `variable` names it. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable} ${message}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+type Parser<T> = (raw: string, name: string) => T;
+
+function oneOf<T extends string>(allowed: readonly T[]): Parser<T> {
+  return (raw, name) => {
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    throw new ConfigError(
+      name,
+      `must be one of ${allowed.join(', ')} (got "${raw}")`,
+    );
+  };
+}
+
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> {
+  return (raw, name) => {
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
+      throw new ConfigError(
+        name,
+        `must be an integer between ${min} and ${max} (got "${raw}")`,
+      );
+    }
+    return value;
+  };
+}
+
+function numberAtLeast(min: number): Parser<number> {
+  return (raw, name) => {
+    const value = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(value) || value < min) {
+      throw new ConfigError(name, `must be a number >= ${min} (got "${raw}")`);
+    }
+    return value;
+  };
+}
+
+function nonEmpty(raw: string, name: string): string {
+  if (raw.trim() === '') throw new ConfigError(name, 'must not be empty');
+  return raw;
+}
+
+/** URLs may carry passwords, so the bad value is never echoed. */
+function url(protocols: string[]): Parser<string> {
+  return (raw, name) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(name, 'is not a valid URL');
+    }
+    if (!protocols.includes(parsed.protocol) || parsed.hostname === '') {
+      throw new ConfigError(
+        name,
+        `must be a URL of the form ${protocols[0]}//host[:port]/...`,
+      );
+    }
+    return raw;
+  };
+}
+
+function basePath(raw: string, name: string): string {
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(raw)) {
+    throw new ConfigError(
+      name,
+      `must be a path such as /api, without a trailing slash (got "${raw}")`,
+    );
+  }
+  return raw;
+}
+
+function bodyLimit(raw: string, name: string): string {
+  if (!/^\d+(b|kb|mb)$/i.test(raw)) {
+    throw new ConfigError(
+      name,
+      `must be a size such as 1mb, 512kb or 2048b (got "${raw}")`,
+    );
+  }
+  return raw.toLowerCase();
+}
+
+function read<T>(env: Env, name: string, fallback: T, parse: Parser<T>): T {
+  const raw = env[name];
+  return raw === undefined ? fallback : parse(raw, name);
+}
+
+/**
+ * Reads and validates the whole configuration. This is the only module that
+ * touches `process.env`; everything else receives an `AppConfig`.
+ */
+export function loadConfig(env: Env = process.env): AppConfig {
+  return {
+    appMode: read(env, 'APP_MODE', 'all', oneOf(APP_MODES)),
+    port: read(env, 'PORT', 3000, integer(0, 65535)),
+    host: read(env, 'HOST', '127.0.0.1', nonEmpty),
+    apiBasePath: read(env, 'API_BASE_PATH', '/api', basePath),
+    databaseUrl: read(
+      env,
+      'DATABASE_URL',
+      'postgres://postgres@127.0.0.1:5432/task_scheduler',
+      url(['postgres:', 'postgresql:']),
+    ),
+    amqpUrl: read(
+      env,
+      'AMQP_URL',
+      'amqp://guest:guest@127.0.0.1:5672',
+      url(['amqp:', 'amqps:']),
+    ),
+    serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),
+    logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
+    // Unset means production: stack traces stay out of responses by default.
+    nodeEnv: read(env, 'NODE_ENV', 'production', oneOf(NODE_ENVS)),
+    requestBodyLimit: read(env, 'REQUEST_BODY_LIMIT', '1mb', bodyLimit),
+    cronMaxRetries: read(env, 'CRON_MAX_RETRIES', 3, integer(0, 100)),
+    cronRetryDelayMs: read(
+      env,
+      'CRON_RETRY_DELAY_MS',
+      30000,
+      integer(1, 24 * 60 * 60 * 1000),
+    ),
+    cronRetryDelayMultiplier: read(
+      env,
+      'CRON_RETRY_DELAY_MULTIPLIER',
+      2.0,
+      // Below 1 the delay would shrink between retries instead of growing.
+      numberAtLeast(1),
+    ),
+    containerId: `${hostname()}-${process.pid}`,
+  };
+}

@@ -1,0 +1,37 @@
+import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import {juggler} from '@loopback/repository';
+
+export const POSTGRES_DATASOURCE_CONFIG = 'datasources.config.postgres';
+
+export interface PostgresDataSourceConfig {
+  url: string;
+  /** Largest number of pooled connections this process opens. */
+  max?: number;
+}
+
+@lifeCycleObserver('datasource')
+export class PostgresDataSource
+  extends juggler.DataSource
+  implements LifeCycleObserver
+{
+  static dataSourceName = 'postgres';
+
+  constructor(
+    @inject(POSTGRES_DATASOURCE_CONFIG)
+    dsConfig: PostgresDataSourceConfig,
+  ) {
+    super({
+      name: 'postgres',
+      connector: 'postgresql',
+      url: dsConfig.url,
+      max: dsConfig.max ?? 10,
+      // Connect on first use: the API starts even while PostgreSQL is still
+      // coming up, and the pool reconnects after an outage.
+      lazyConnect: true,
+    });
+  }
+
+  override async stop(): Promise<void> {
+    await this.disconnect();
+  }
+}

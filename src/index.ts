@@ -1,0 +1,60 @@
+import {TaskSchedulerApplication, runsRole} from './application';
+import {AppConfig, loadConfig} from './config';
+import {createLogger, Logger} from './logging/logger';
+import {trapShutdownSignals} from './shutdown';
+import {startupErrorLine} from './startup-error';
+
+export * from './application';
+
+const SHUTDOWN_GRACE_MS = 15000;
+
+function exitOnCrash(logger: Logger): void {
+  const crash = (kind: string) => (error: unknown) => {
+    logger.error(kind, {
+      error: (error as Error)?.message ?? String(error),
+      stack: (error as Error)?.stack,
+    });
+    // Let the log line reach stdout before exiting.
+    setImmediate(() => process.exit(1));
+  };
+  process.on('uncaughtException', crash('Uncaught exception'));
+  process.on('unhandledRejection', crash('Unhandled rejection'));
+}
+
+export async function main(
+  config: AppConfig,
+): Promise<TaskSchedulerApplication> {
+  const logger = createLogger({
+    level: config.logLevel,
+    service: config.serviceName,
+  });
+  exitOnCrash(logger);
+  const app = new TaskSchedulerApplication(config, logger);
+  trapShutdownSignals({
+    logger,
+    stop: () => app.stop(),
+    graceMs: SHUTDOWN_GRACE_MS,
+  });
+  await app.boot();
+  await app.start();
+  logger.info('Service started', {
+    mode: config.appMode,
+    node_env: config.nodeEnv,
+    ...(runsRole(config.appMode, 'api') ? {url: app.restServer.url} : {}),
+  });
+  return app;
+}
+
+if (require.main === module) {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    process.stderr.write(startupErrorLine(error));
+    process.exit(1);
+  }
+  main(config).catch(error => {
+    process.stderr.write(startupErrorLine(error, config.serviceName));
+    process.exit(1);
+  });
+}

@@ -1,0 +1,61 @@
+import type {Request, Response} from '@loopback/rest';
+import type {Logger} from './logger';
+import {redactUrl} from './redact';
+
+interface ErrorLike {
+  message?: string;
+  name?: string;
+  code?: string | number;
+  status?: number;
+  statusCode?: number;
+  stack?: string;
+}
+
+function requestFields(request: Request) {
+  return {
+    method: request.method,
+    path: request.originalUrl.split('?')[0],
+    url: redactUrl(request.originalUrl),
+    ip: request.ip ?? request.socket.remoteAddress,
+    user_agent: request.get('user-agent'),
+  };
+}
+
+/**
+ * The three request records of the spec: `Incoming request` when it starts,
+ * then exactly one of `Request completed` or `Request failed`.
+ */
+export function startRequestLog(logger: Logger, request: Request) {
+  const started = process.hrtime.bigint();
+  const fields = requestFields(request);
+  const elapsedMs = () =>
+    Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100;
+  logger.info('Incoming request', fields);
+
+  return {
+    completed(response: Response): void {
+      logger.info('Request completed', {
+        ...fields,
+        status_code: response.statusCode,
+        duration_ms: elapsedMs(),
+        status: 'success',
+      });
+    },
+    failed(error: unknown, statusCode: number): void {
+      const err: ErrorLike =
+        typeof error === 'object' && error !== null
+          ? (error as ErrorLike)
+          : {message: String(error)};
+      logger.error('Request failed', {
+        ...fields,
+        error: err.message,
+        error_name: err.name,
+        error_code: err.statusCode ?? err.status ?? err.code ?? statusCode,
+        status_code: statusCode,
+        stack: err.stack,
+        duration_ms: elapsedMs(),
+        status: 'error',
+      });
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import {HttpErrors} from '@loopback/rest';
+import {STATUS_CODES} from 'node:http';
+
+/** One entry of `error.details`: which field is wrong and why. */
+export interface ErrorDetail {
+  path: string;
+  code: string;
+  message: string;
+  info?: object;
+}
+
+/** What the client sees; built from any thrown value by `toHttpError`. */
+export interface HttpErrorBody {
+  statusCode: number;
+  name: string;
+  message: string;
+  details?: ErrorDetail[];
+}
+
+interface ErrorLike {
+  name?: string;
+  message?: string;
+  code?: string | number;
+  status?: number;
+  statusCode?: number;
+  details?: unknown;
+  constraint?: string;
+  expose?: boolean;
+}
+
+/**
+ * PostgreSQL error codes caused by the caller's data rather than by us:
+ * unique (23505), foreign key (23503), not null (23502) and check (23514)
+ * violations, plus data exceptions such as an out-of-range integer (22003).
+ */
+const CLIENT_DATA_ERRORS: Record<string, string> = {
+  '23505': 'A record with the same unique value already exists',
+  '23503': 'The record refers to a missing record, or is still referred to',
+  '23502': 'A required value is missing',
+  '23514': 'The record breaks a consistency rule',
+  '22003': 'A numeric value is out of range',
+  '22007': 'A date or time value is invalid',
+  '22008': 'A date or time value is out of range',
+  '22P02': 'A value has the wrong format',
+};
+
+/** Status codes we answer with their standard names. */
+function standardName(statusCode: number): string {
+  const ErrorClass = (HttpErrors as unknown as Record<number, new () => Error>)[
+    statusCode
+  ];
+  return ErrorClass ? new ErrorClass().name : 'InternalServerError';
+}
+
+/** Errors that carry a code instead of a status, such as juggler's "not found". */
+const CODE_STATUS: Record<string, number> = {ENTITY_NOT_FOUND: 404};
+
+function statusOf(err: ErrorLike): number | undefined {
+  const status =
+    err.statusCode ??
+    err.status ??
+    (typeof err.code === 'string' ? CODE_STATUS[err.code] : undefined);
+  return Number.isInteger(status) && status! >= 400 && status! < 600
+    ? status
+    : undefined;
+}
+
+/** AJV reports unknown and missing fields at the object's path: name the field. */
+function normaliseDetail(detail: ErrorDetail): ErrorDetail {
+  const info = (detail.info ?? {}) as Record<string, unknown>;
+  if (detail.code === 'additionalProperties' && info.additionalProperty) {
+    const field = String(info.additionalProperty);
+    return {
+      ...detail,
+      path: `${detail.path}/${field}`,
+      message: `unknown field "${field}"`,
+    };
+  }
+  if (detail.code === 'required' && info.missingProperty) {
+    const field = String(info.missingProperty);
+    return {
+      ...detail,
+      path: `${detail.path}/${field}`,
+      message: `"${field}" is required`,
+    };
+  }
+  return detail;
+}
+
+function detailsOf(err: ErrorLike): ErrorDetail[] | undefined {
+  if (!Array.isArray(err.details)) return undefined;
+  return (err.details as ErrorDetail[]).map(normaliseDetail);
+}
+
+/**
+ * The one place that decides what a failed request answers. Client errors keep
+ * their message; anything unexpected becomes a 500 that reveals nothing.
+ */
+export function toHttpError(error: unknown): HttpErrorBody {
+  const err: ErrorLike =
+    typeof error === 'object' && error !== null ? (error as ErrorLike) : {};
+  const status = statusOf(err);
+  if (status !== undefined && status < 500) {
+    const details = detailsOf(err);
+    return {
+      statusCode: status,
+      name: standardName(status),
+      message: err.message ? err.message : standardName(status),
+      ...(details ? {details} : {}),
+    };
+  }
+  const pgMessage =
+    typeof err.code === 'string' ? CLIENT_DATA_ERRORS[err.code] : undefined;
+  if (status === undefined && pgMessage) {
+    return {
+      statusCode: 422,
+      name: 'UnprocessableEntityError',
+      message: pgMessage,
+      ...(err.constraint
+        ? {
+            details: [
+              {
+                path: '',
+                code: `pg_${err.code}`,
+                message: pgMessage,
+                info: {constraint: err.constraint},
+              },
+            ],
+          }
+        : {}),
+    };
+  }
+  const statusCode = status ?? 500;
+  return {
+    statusCode,
+    name: standardName(statusCode),
+    message: STATUS_CODES[statusCode] ?? 'Internal Server Error',
+  };
+}

@@ -1,0 +1,19 @@
+import {loadConfig} from './config';
+import {migrateDatabase} from './database/migration-runner';
+import {createLogger} from './logging/logger';
+import {startupErrorLine} from './startup-error';
+
+/** `npm run migrate`: create the database if missing, apply pending migrations. */
+async function migrate(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({
+    level: config.logLevel,
+    service: config.serviceName,
+  }).child({context: 'migrate'});
+  await migrateDatabase(config.databaseUrl, logger);
+}
+
+migrate().catch(error => {
+  process.stderr.write(startupErrorLine(error));
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+export * from './scheduler-execution.model';
+export * from './scheduler.model';

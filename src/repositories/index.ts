@@ -1,0 +1,2 @@
+export * from './scheduler-execution.repository';
+export * from './scheduler.repository';

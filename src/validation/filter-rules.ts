@@ -1,0 +1,143 @@
+import type {Filter} from '@loopback/repository';
+import type {ErrorDetail} from '../middleware/error-mapping';
+import {validationError} from './validation-error';
+
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1000;
+
+/** Juggler operators that the PostgreSQL connector turns into parameters. */
+const OPERATORS = new Set([
+  'eq',
+  'neq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'inq',
+  'nin',
+  'between',
+  'like',
+  'nlike',
+  'ilike',
+  'nilike',
+  'regexp',
+]);
+const ORDER = /^([A-Za-z_][A-Za-z0-9_]*)(?:\s+(ASC|DESC))?$/i;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The connector silently ignores a `where` key it does not know, which would
+ * turn a typo into "return everything". Reject it instead.
+ */
+function whereErrors(
+  where: unknown,
+  properties: ReadonlySet<string>,
+  path: string,
+): ErrorDetail[] {
+  if (!isPlainObject(where)) {
+    return [{path, code: 'type', message: 'where must be an object'}];
+  }
+  const errors: ErrorDetail[] = [];
+  for (const [key, condition] of Object.entries(where)) {
+    const keyPath = `${path}/${key}`;
+    if (key === 'and' || key === 'or') {
+      if (!Array.isArray(condition)) {
+        errors.push({
+          path: keyPath,
+          code: 'type',
+          message: `${key} must be an array`,
+        });
+        continue;
+      }
+      condition.forEach((clause, index) =>
+        errors.push(...whereErrors(clause, properties, `${keyPath}/${index}`)),
+      );
+    } else if (!properties.has(key)) {
+      errors.push({
+        path: keyPath,
+        code: 'unknownField',
+        message: `unknown field "${key}"`,
+      });
+    } else if (isPlainObject(condition)) {
+      for (const operator of Object.keys(condition)) {
+        if (!OPERATORS.has(operator)) {
+          errors.push({
+            path: `${keyPath}/${operator}`,
+            code: 'unknownOperator',
+            message: `unknown operator "${operator}"; use one of ${[...OPERATORS].join(', ')}`,
+          });
+        }
+      }
+    }
+  }
+  return errors;
+}
+
+function fieldsErrors(
+  fields: unknown,
+  properties: ReadonlySet<string>,
+): ErrorDetail[] {
+  const names = Array.isArray(fields)
+    ? fields.map(String)
+    : isPlainObject(fields)
+      ? Object.keys(fields)
+      : [];
+  return names
+    .filter(name => !properties.has(name))
+    .map(name => ({
+      path: `/filter/fields/${name}`,
+      code: 'unknownField',
+      message: `unknown field "${name}"`,
+    }));
+}
+
+function orderErrors(
+  order: unknown,
+  properties: ReadonlySet<string>,
+): ErrorDetail[] {
+  const clauses = Array.isArray(order) ? order : [order];
+  const errors: ErrorDetail[] = [];
+  clauses.forEach((clause, index) => {
+    const match = typeof clause === 'string' ? ORDER.exec(clause.trim()) : null;
+    if (!match || !properties.has(match[1])) {
+      errors.push({
+        path: `/filter/order/${index}`,
+        code: 'order',
+        message: `order must be "<field> ASC" or "<field> DESC" with a known field, got ${JSON.stringify(clause)}`,
+      });
+    }
+  });
+  return errors;
+}
+
+/**
+ * Checks a list filter against the model's properties and bounds the page:
+ * `limit` defaults to 100 and is capped at 1000.
+ */
+export function boundedFilter<T extends object>(
+  filter: Filter<T> | undefined,
+  properties: ReadonlySet<string>,
+): Filter<T> {
+  const given = (filter ?? {}) as Filter<T> & Record<string, unknown>;
+  const errors: ErrorDetail[] = [];
+  if (given.where !== undefined) {
+    errors.push(...whereErrors(given.where, properties, '/filter/where'));
+  }
+  if (given.fields !== undefined)
+    errors.push(...fieldsErrors(given.fields, properties));
+  if (given.order !== undefined)
+    errors.push(...orderErrors(given.order, properties));
+  if (given.include !== undefined) {
+    errors.push({
+      path: '/filter/include',
+      code: 'unsupported',
+      message: 'include is not supported on this resource',
+    });
+  }
+  if (errors.length > 0) throw validationError(errors, 'The filter');
+  const limit = Math.min(given.limit ?? DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
+  return {...given, limit};
+}

@@ -1,0 +1,92 @@
+import type {ErrorDetail} from '../middleware/error-mapping';
+import {cronSyntaxErrors} from '../scheduling/cron-syntax';
+import {fieldError} from './validation-error';
+
+/** The fields the cross-field rules look at, as stored or as merged by PATCH. */
+export interface SchedulerShape {
+  schedule?: string | null;
+  date_time?: Date | string | null;
+  stay_alive?: boolean | null;
+  report_id?: number | null;
+  worker_id?: number | null;
+  reminder_id?: number | null;
+}
+
+const TASK_FIELDS = ['report_id', 'worker_id', 'reminder_id'] as const;
+
+const present = (value: unknown) => value !== undefined && value !== null;
+
+function taskKindErrors(record: SchedulerShape): ErrorDetail[] {
+  const given = TASK_FIELDS.filter(field => present(record[field]));
+  if (given.length === 1) return [];
+  const message =
+    given.length === 0
+      ? 'exactly one of report_id, worker_id, reminder_id is required'
+      : `exactly one of report_id, worker_id, reminder_id is allowed, got ${given.join(', ')}`;
+  const fields = given.length === 0 ? TASK_FIELDS : given;
+  return fields.map(field => fieldError(field, 'taskKind', message));
+}
+
+function timingErrors(record: SchedulerShape): ErrorDetail[] {
+  const hasSchedule = present(record.schedule);
+  const hasDateTime = present(record.date_time);
+  if (record.stay_alive) {
+    const errors: ErrorDetail[] = [];
+    if (!present(record.worker_id)) {
+      errors.push(
+        fieldError(
+          'worker_id',
+          'stayAlive',
+          'a stay-alive scheduler needs worker_id',
+        ),
+      );
+    }
+    for (const field of ['schedule', 'date_time'] as const) {
+      if (present(record[field])) {
+        errors.push(
+          fieldError(
+            field,
+            'stayAlive',
+            `a stay-alive scheduler runs continuously and takes no ${field}`,
+          ),
+        );
+      }
+    }
+    return errors;
+  }
+  if (hasSchedule && hasDateTime) {
+    const message = 'give either schedule or date_time, not both';
+    return [
+      fieldError('schedule', 'timing', message),
+      fieldError('date_time', 'timing', message),
+    ];
+  }
+  if (!hasSchedule && !hasDateTime) {
+    const message =
+      'either schedule (recurring) or date_time (one-time) is required';
+    return [
+      fieldError('schedule', 'timing', message),
+      fieldError('date_time', 'timing', message),
+    ];
+  }
+  return [];
+}
+
+function scheduleErrors(record: SchedulerShape): ErrorDetail[] {
+  if (typeof record.schedule !== 'string') return [];
+  return cronSyntaxErrors(record.schedule).map(message =>
+    fieldError('schedule', 'cron', message),
+  );
+}
+
+/**
+ * Rules that JSON schema cannot express well. Applied to the whole record, so
+ * a PATCH is judged by what the scheduler would become.
+ */
+export function schedulerRuleErrors(record: SchedulerShape): ErrorDetail[] {
+  return [
+    ...taskKindErrors(record),
+    ...timingErrors(record),
+    ...scheduleErrors(record),
+  ];
+}
