@@ -1,4 +1,13 @@
-import {BootMixin} from '@loopback/boot';
+import {
+  AuthenticationComponent,
+  registerAuthenticationStrategy,
+} from '@loopback/authentication';
+import {
+  AuthorizationBindings,
+  AuthorizationComponent,
+  AuthorizationDecision,
+  AuthorizationTags,
+} from '@loopback/authorization';
 import {ApplicationConfig, BindingScope, CoreTags} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
 import {RestApplication, RestBindings} from '@loopback/rest';
@@ -9,8 +18,19 @@ import {
 import type express from 'express';
 import path from 'node:path';
 import type {AppConfig, AppMode} from './config';
-import {POSTGRES_DATASOURCE_CONFIG} from './datasources/postgres.datasource';
-import {AppBindings, LoggingBindings} from './keys';
+import {AuthController} from './controllers/auth.controller';
+import {PingController} from './controllers/ping.controller';
+import {
+  POSTGRES_DATASOURCE_CONFIG,
+  PostgresDataSource,
+} from './datasources/postgres.datasource';
+import {JwtStrategy} from './auth/jwt.strategy';
+import {RoleAuthorizerProvider} from './auth/role.authorizer';
+import {TokenService} from './auth/token.service';
+import {defineCrudController} from './crud/crud-controller.factory';
+import {defineRepository} from './crud/repositories';
+import {AppBindings, AuthBindings, LoggingBindings} from './keys';
+import {RESOURCES} from './resources';
 import type {Logger} from './logging/logger';
 import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
@@ -30,9 +50,7 @@ export function runsRole(
  * The one application. `APP_MODE` decides what it runs: the HTTP API, the
  * cron-scheduler producer, the cron-worker consumer, or all of them.
  */
-export class TaskSchedulerApplication extends BootMixin(
-  RepositoryMixin(RestApplication),
-) {
+export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
   constructor(
     readonly appConfig: AppConfig,
     readonly logger: Logger,
@@ -56,21 +74,17 @@ export class TaskSchedulerApplication extends BootMixin(
       // main() handles signals itself so that a clean stop exits with code 0.
       shutdown: {signals: []},
     });
-    this.projectRoot = __dirname;
-    this.bootOptions = {
-      controllers: {
-        dirs: ['controllers'],
-        extensions: ['.controller.js'],
-        nested: true,
-      },
-      repositories: {dirs: ['repositories'], extensions: ['.repository.js']},
-      datasources: {dirs: ['datasources'], extensions: ['.datasource.js']},
-    };
 
     this.bind(AppBindings.CONFIG).to(appConfig);
     this.bind(LoggingBindings.LOGGER).to(logger);
     this.bind(POSTGRES_DATASOURCE_CONFIG).to({url: appConfig.databaseUrl});
+    // Everything is registered explicitly: nothing is discovered by scanning
+    // dist/, where a stale compiled file could shadow a real controller.
+    this.dataSource(PostgresDataSource);
 
+    for (const resource of RESOURCES) {
+      this.repository(defineRepository(resource.model));
+    }
     this.setUpHttp(appConfig);
     if (runsRole(appConfig.appMode, 'scheduler'))
       this.addRole(ROLE_CONTEXTS.scheduler);
@@ -83,6 +97,12 @@ export class TaskSchedulerApplication extends BootMixin(
       ErrorResponseProvider,
     );
     this.middleware(RequestLoggingMiddlewareProvider);
+    this.setUpSecurity(appConfig);
+    this.controller(AuthController);
+    this.controller(PingController);
+    for (const resource of RESOURCES) {
+      this.controller(defineCrudController(resource));
+    }
     this.configure(RestExplorerBindings.COMPONENT).to({path: '/explorer'});
     this.component(RestExplorerComponent);
     mountOutsideApi(this.restServer.requestHandler as express.Application, {
@@ -90,6 +110,21 @@ export class TaskSchedulerApplication extends BootMixin(
       logger: this.logger.child({context: 'http'}),
       includeStack: appConfig.nodeEnv === 'development',
     });
+  }
+
+  /** Bearer tokens (401) and role checks (403) on every operation that asks. */
+  private setUpSecurity(appConfig: AppConfig): void {
+    this.bind(AuthBindings.TOKEN_SERVICE).to(new TokenService(appConfig.jwt));
+    this.component(AuthenticationComponent);
+    registerAuthenticationStrategy(this, JwtStrategy);
+    this.configure(AuthorizationBindings.COMPONENT).to({
+      precedence: AuthorizationDecision.DENY,
+      defaultDecision: AuthorizationDecision.DENY,
+    });
+    this.component(AuthorizationComponent);
+    this.bind('authorizers.role')
+      .toProvider(RoleAuthorizerProvider)
+      .tag(AuthorizationTags.AUTHORIZER);
   }
 
   private addRole(role: string): void {

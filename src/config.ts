@@ -1,4 +1,5 @@
 import {hostname} from 'node:os';
+import path from 'node:path';
 
 /** The roles one process can play; `all` runs every role in one process. */
 export const APP_MODES = ['api', 'scheduler', 'worker', 'all'] as const;
@@ -26,7 +27,29 @@ export interface AppConfig {
   cronRetryDelayMultiplier: number;
   /** Identifies this process in claims and logs: host name plus pid. */
   containerId: string;
+  jwt: JwtConfig;
+  /** Folder holding the worker executables; commands must resolve inside it. */
+  workersDir: string;
+  /** First admin, created by `npm run migrate` when no admin exists. */
+  initialAdmin?: {email: string; password: string};
 }
+
+export interface JwtConfig {
+  secret: string;
+  /** True when JWT_SECRET was not set and the development default is used. */
+  secretIsDefault: boolean;
+  ttlSeconds: number;
+  issuer: string;
+  audience: string;
+}
+
+/** Project root (the folder holding package.json), whether run from src or dist. */
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+const DEVELOPMENT_JWT_SECRET =
+  'development-only-secret-do-not-use-in-production-0123456789';
+const MIN_SECRET_LENGTH = 32;
+export const MIN_PASSWORD_LENGTH = 10;
 
 /** Raised for an unusable environment variable; `variable` names it. */
 export class ConfigError extends Error {
@@ -119,9 +142,90 @@ function bodyLimit(raw: string, name: string): string {
   return raw.toLowerCase();
 }
 
+/** `3600`, `90s`, `30m`, `1h` or `7d`, in seconds. */
+function duration(raw: string, name: string): number {
+  const match = /^(\d+)(s|m|h|d)?$/.exec(raw.trim());
+  const unit = {s: 1, m: 60, h: 3600, d: 86400}[match?.[2] ?? 's'] ?? 1;
+  const seconds = match ? Number(match[1]) * unit : 0;
+  if (seconds < 1) {
+    throw new ConfigError(
+      name,
+      `must be a duration such as 3600, 15m, 1h or 7d (got "${raw}")`,
+    );
+  }
+  return seconds;
+}
+
+function secret(raw: string, name: string): string {
+  if (raw.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(
+      name,
+      `must be at least ${MIN_SECRET_LENGTH} characters long`,
+    );
+  }
+  return raw;
+}
+
+function email(raw: string, name: string): string {
+  if (!/^[^\s@]+@[^\s@]+$/.test(raw)) {
+    throw new ConfigError(name, `must be an e-mail address (got "${raw}")`);
+  }
+  return raw.toLowerCase();
+}
+
+function readJwt(env: Env, nodeEnv: NodeEnv): JwtConfig {
+  const given = readOptional(env, 'JWT_SECRET', secret);
+  if (given === undefined && nodeEnv === 'production') {
+    throw new ConfigError(
+      'JWT_SECRET',
+      `is required when NODE_ENV=production (at least ${MIN_SECRET_LENGTH} characters)`,
+    );
+  }
+  return {
+    secret: given ?? DEVELOPMENT_JWT_SECRET,
+    secretIsDefault: given === undefined,
+    ttlSeconds: read<number>(env, 'JWT_TTL', 3600, duration),
+    issuer: read<string>(env, 'JWT_ISSUER', 'task-scheduler', nonEmpty),
+    audience: read<string>(env, 'JWT_AUDIENCE', 'task-scheduler-api', nonEmpty),
+  };
+}
+
+function readInitialAdmin(env: Env): AppConfig['initialAdmin'] {
+  const adminEmail = readOptional(env, 'ADMIN_EMAIL', email);
+  const password = readOptional(env, 'ADMIN_PASSWORD', adminPassword);
+  if ((adminEmail === undefined) !== (password === undefined)) {
+    throw new ConfigError(
+      adminEmail === undefined ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD',
+      'must be set together with ' +
+        (adminEmail === undefined ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL'),
+    );
+  }
+  return adminEmail && password ? {email: adminEmail, password} : undefined;
+}
+
+/** Passwords are never echoed. */
+function adminPassword(raw: string, name: string): string {
+  if (raw.length < MIN_PASSWORD_LENGTH) {
+    throw new ConfigError(
+      name,
+      `must be at least ${MIN_PASSWORD_LENGTH} characters long`,
+    );
+  }
+  return raw;
+}
+
 function read<T>(env: Env, name: string, fallback: T, parse: Parser<T>): T {
   const raw = env[name];
   return raw === undefined ? fallback : parse(raw, name);
+}
+
+function readOptional<T>(
+  env: Env,
+  name: string,
+  parse: Parser<T>,
+): T | undefined {
+  const raw = env[name];
+  return raw === undefined ? undefined : parse(raw, name);
 }
 
 /**
@@ -129,6 +233,9 @@ function read<T>(env: Env, name: string, fallback: T, parse: Parser<T>): T {
  * touches `process.env`; everything else receives an `AppConfig`.
  */
 export function loadConfig(env: Env = process.env): AppConfig {
+  // Unset means development, as in Express; main() warns loudly about it and
+  // the container image sets production.
+  const nodeEnv = read(env, 'NODE_ENV', 'development', oneOf(NODE_ENVS));
   return {
     appMode: read(env, 'APP_MODE', 'all', oneOf(APP_MODES)),
     port: read(env, 'PORT', 3000, integer(0, 65535)),
@@ -148,8 +255,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ),
     serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),
     logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
-    // Unset means production: stack traces stay out of responses by default.
-    nodeEnv: read(env, 'NODE_ENV', 'production', oneOf(NODE_ENVS)),
+    nodeEnv,
     requestBodyLimit: read(env, 'REQUEST_BODY_LIMIT', '1mb', bodyLimit),
     cronMaxRetries: read(env, 'CRON_MAX_RETRIES', 3, integer(0, 100)),
     cronRetryDelayMs: read(
@@ -166,5 +272,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       numberAtLeast(1),
     ),
     containerId: `${hostname()}-${process.pid}`,
+    jwt: readJwt(env, nodeEnv),
+    workersDir: path.resolve(
+      PROJECT_ROOT,
+      read<string>(env, 'WORKERS_DIR', 'scripts/workers', nonEmpty),
+    ),
+    initialAdmin: readInitialAdmin(env),
   };
 }

@@ -21,6 +21,20 @@ function exitOnCrash(logger: Logger): void {
   process.on('unhandledRejection', crash('Unhandled rejection'));
 }
 
+function warnAboutUnsafeDefaults(config: AppConfig, logger: Logger): void {
+  if (config.nodeEnv !== 'production') {
+    logger.warn(
+      'NODE_ENV is not production: error responses include stack traces. Set NODE_ENV=production in production.',
+      {node_env: config.nodeEnv},
+    );
+  }
+  if (config.jwt.secretIsDefault) {
+    logger.warn(
+      'JWT_SECRET is not set: tokens are signed with the development default. Set JWT_SECRET (32+ characters).',
+    );
+  }
+}
+
 export async function main(
   config: AppConfig,
 ): Promise<TaskSchedulerApplication> {
@@ -35,7 +49,7 @@ export async function main(
     stop: () => app.stop(),
     graceMs: SHUTDOWN_GRACE_MS,
   });
-  await app.boot();
+  warnAboutUnsafeDefaults(config, logger);
   await app.start();
   logger.info('Service started', {
     mode: config.appMode,

@@ -1,5 +1,6 @@
 import {BindingKey} from '@loopback/core';
 import type {AppConfig} from './config';
+import type {TokenService} from './auth/token.service';
 import type {Logger} from './logging/logger';
 
 export namespace AppBindings {
@@ -10,4 +11,10 @@ export namespace AppBindings {
 export namespace LoggingBindings {
   /** The root structured logger; components derive child loggers from it. */
   export const LOGGER = BindingKey.create<Logger>('logging.logger');
+}
+
+export namespace AuthBindings {
+  /** Issues and verifies the API's bearer tokens. */
+  export const TOKEN_SERVICE =
+    BindingKey.create<TokenService>('auth.tokenService');
 }

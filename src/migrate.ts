@@ -1,9 +1,13 @@
+import {ensureInitialAdmin} from './auth/initial-admin';
 import {loadConfig} from './config';
 import {migrateDatabase} from './database/migration-runner';
 import {createLogger} from './logging/logger';
 import {startupErrorLine} from './startup-error';
 
-/** `npm run migrate`: create the database if missing, apply pending migrations. */
+/**
+ * `npm run migrate`: create the database if missing, apply pending migrations,
+ * and make sure an admin exists (from ADMIN_EMAIL / ADMIN_PASSWORD).
+ */
 async function migrate(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({
@@ -11,6 +15,7 @@ async function migrate(): Promise<void> {
     service: config.serviceName,
   }).child({context: 'migrate'});
   await migrateDatabase(config.databaseUrl, logger);
+  await ensureInitialAdmin(config.databaseUrl, config.initialAdmin, logger);
 }
 
 migrate().catch(error => {

@@ -1,5 +1,10 @@
-import {belongsTo, Entity, model, property} from '@loopback/repository';
-import {Scheduler} from './scheduler.model';
+import {Entity, model, property} from '@loopback/repository';
+import {
+  idColumn,
+  referenceColumn,
+  textColumn,
+  timestampColumn,
+} from './columns';
 
 /** One claimed run of a scheduler: the ledger row that makes a run unique. */
 @model({
@@ -10,61 +15,35 @@ import {Scheduler} from './scheduler.model';
   },
 })
 export class SchedulerExecution extends Entity {
-  @property({
-    type: 'number',
-    id: true,
-    generated: true,
-    jsonSchema: {type: 'integer'},
-    postgresql: {columnName: 'id', dataType: 'bigint'},
-  })
+  @property(idColumn('bigint'))
   id?: number;
 
-  @belongsTo(
-    () => Scheduler,
-    {name: 'scheduler'},
-    {
-      type: 'number',
-      required: true,
-      jsonSchema: {type: 'integer'},
-      postgresql: {columnName: 'scheduler_id', dataType: 'integer'},
-    },
-  )
+  @property(referenceColumn('scheduler_id', {required: true}))
   scheduler_id: number;
 
-  @property({
-    type: 'string',
-    required: true,
-    description: 'Deduplication key: cron-<year>-<month>-<day>-<hour>-<minute>',
-    postgresql: {columnName: 'execution_key', dataType: 'text'},
-  })
+  @property(
+    textColumn('execution_key', {
+      required: true,
+      description:
+        'Deduplication key: cron-<year>-<month>-<day>-<hour>-<minute>',
+    }),
+  )
   execution_key: string;
 
-  @property({
-    type: 'date',
-    description: 'When the run was claimed',
-    postgresql: {
-      columnName: 'executed_at',
-      dataType: 'timestamp with time zone',
-    },
-  })
+  @property(
+    timestampColumn('executed_at', {description: 'When the run was claimed'}),
+  )
   executed_at?: Date | string;
 
-  @property({
-    type: 'string',
-    required: true,
-    description: 'Producer instance that claimed it (host name plus pid)',
-    postgresql: {columnName: 'container_id', dataType: 'text'},
-  })
+  @property(
+    textColumn('container_id', {
+      required: true,
+      description: 'Producer instance that claimed it (host name plus pid)',
+    }),
+  )
   container_id: string;
 
   constructor(data?: Partial<SchedulerExecution>) {
     super(data);
   }
 }
-
-export interface SchedulerExecutionRelations {
-  scheduler?: Scheduler;
-}
-
-export type SchedulerExecutionWithRelations = SchedulerExecution &
-  SchedulerExecutionRelations;

@@ -8,7 +8,12 @@ import {
   givenSchedulerBody,
   TestApp,
 } from '../fixtures/test-app';
-import {uniqueDatabaseUrl, withClient} from '../fixtures/test-database';
+import {asUser, AuthedClient, givenUser} from '../fixtures/security';
+import {
+  givenCatalog,
+  uniqueDatabaseUrl,
+  withClient,
+} from '../fixtures/test-database';
 
 /** Business code that fails the way unexpected code does. */
 class ExplodingController {
@@ -30,15 +35,17 @@ function expectUniformBody(body: unknown, statusCode: number, name: string) {
 describe('uniform HTTP errors', () => {
   describe('in production (NODE_ENV=production)', () => {
     let given: TestApp;
+    let api: AuthedClient;
     before(async () => {
       given = await givenRunningApp({nodeEnv: 'production'}, app =>
         app.controller(ExplodingController),
       );
+      api = asUser(given.client, await givenUser(given.app, 'operator'));
     });
     after(() => given.app.stop());
 
     it('answers malformed JSON with 400 BadRequestError', async () => {
-      const res = await given.client
+      const res = await api
         .post('/api/schedulers')
         .set('Content-Type', 'application/json')
         .send('{"description": "x",')
@@ -47,7 +54,7 @@ describe('uniform HTTP errors', () => {
     });
 
     it('answers a __proto__ key with 400 and pollutes nothing', async () => {
-      const res = await given.client
+      const res = await api
         .post('/api/schedulers')
         .set('Content-Type', 'application/json')
         .send(
@@ -59,7 +66,7 @@ describe('uniform HTTP errors', () => {
     });
 
     it('answers a body over 1 MB with 413', async () => {
-      const res = await given.client
+      const res = await api
         .post('/api/schedulers')
         .send(givenSchedulerBody({description: 'x'.repeat(1024 * 1024 + 1)}))
         .expect(413);
@@ -91,8 +98,8 @@ describe('uniform HTTP errors', () => {
     it('never puts a stack into any response', async () => {
       const responses = await Promise.all([
         given.client.get('/api/test/explode'),
-        given.client.get('/api/schedulers/999999'),
-        given.client.post('/api/schedulers').send({}),
+        api.get('/api/schedulers/999999'),
+        api.post('/api/schedulers').send({}),
         given.client.get('/nowhere'),
       ]);
       for (const res of responses) {
@@ -110,10 +117,12 @@ describe('uniform HTTP errors', () => {
 
   describe('in development (NODE_ENV=development)', () => {
     let given: TestApp;
+    let api: AuthedClient;
     before(async () => {
       given = await givenRunningApp({nodeEnv: 'development'}, app =>
         app.controller(ExplodingController),
       );
+      api = asUser(given.client, await givenUser(given.app, 'operator'));
     });
     after(() => given.app.stop());
 
@@ -128,7 +137,7 @@ describe('uniform HTTP errors', () => {
     });
 
     it('adds the stack to client errors too', async () => {
-      const res = await given.client.get('/api/schedulers/999999').expect(404);
+      const res = await api.get('/api/schedulers/999999').expect(404);
       expect(res.body.error.stack).to.match(/NotFound|Entity not found/);
     });
   });
@@ -136,9 +145,12 @@ describe('uniform HTTP errors', () => {
   describe('database failures and conflicts', () => {
     const databaseUrl = uniqueDatabaseUrl('broken');
     let given: TestApp;
+    let api: AuthedClient;
     before(async () => {
       await migrateDatabase(databaseUrl, new LogCapture('error').logger);
+      await givenCatalog(databaseUrl);
       given = await givenRunningApp({databaseUrl, nodeEnv: 'production'});
+      api = asUser(given.client, await givenUser(given.app, 'operator'));
     });
     after(async () => {
       await given.app.stop();
@@ -151,7 +163,7 @@ describe('uniform HTTP errors', () => {
       );
       try {
         given.logs.clear();
-        const res = await given.client.get('/api/schedulers').expect(500);
+        const res = await api.get('/api/schedulers').expect(500);
         expect(res.body).to.deepEqual({
           error: {
             statusCode: 500,
@@ -172,7 +184,7 @@ describe('uniform HTTP errors', () => {
     });
 
     it('answers a unique-key conflict from the database with 422, logging PG code 23505', async () => {
-      const {body} = await given.client
+      const {body} = await api
         .post('/api/schedulers')
         .send(givenSchedulerBody())
         .expect(201);
@@ -183,7 +195,7 @@ describe('uniform HTTP errors', () => {
       );
       try {
         given.logs.clear();
-        const res = await given.client
+        const res = await api
           .post('/api/schedulers')
           .send(givenSchedulerBody({description: body.description}))
           .expect(422);
@@ -199,26 +211,17 @@ describe('uniform HTTP errors', () => {
     });
 
     it('answers a foreign-key violation from the database with 422', async () => {
-      await withClient(databaseUrl, c =>
-        c.query(
-          `CREATE TABLE report_test (id integer PRIMARY KEY);
-           ALTER TABLE scheduler ADD CONSTRAINT scheduler_report_test_fk
-             FOREIGN KEY (report_id) REFERENCES report_test (id) NOT VALID`,
-        ),
-      );
-      try {
-        const res = await given.client
-          .post('/api/schedulers')
-          .send(givenSchedulerBody({report_id: 404}))
-          .expect(422);
-        expectUniformBody(res.body, 422, 'UnprocessableEntityError');
-      } finally {
-        await withClient(databaseUrl, c =>
-          c.query(
-            `ALTER TABLE scheduler DROP CONSTRAINT scheduler_report_test_fk; DROP TABLE report_test`,
-          ),
-        );
-      }
+      given.logs.clear();
+      const res = await api
+        .post('/api/schedulers')
+        .send(givenSchedulerBody({group_id: 999}))
+        .expect(422);
+      expectUniformBody(res.body, 422, 'UnprocessableEntityError');
+      expect(res.body.error.details[0].info).to.deepEqual({
+        constraint: 'scheduler_group_fk',
+      });
+      const [failed] = given.logs.find('Request failed');
+      expect(failed).to.containDeep({error_code: '23503', status_code: 422});
     });
   });
 });

@@ -1,4 +1,6 @@
 import {expect} from '@loopback/testlab';
+import {asUser, AuthedClient, givenUser, TestUser} from '../fixtures/security';
+import {givenCatalog, truncateAll} from '../fixtures/test-database';
 import {
   givenRunningApp,
   givenSchedulerBody,
@@ -9,14 +11,20 @@ const REQUEST_FIELDS = ['method', 'path', 'url', 'ip', 'user_agent'];
 
 describe('request logging', () => {
   let given: TestApp;
+  let operator: TestUser;
+  let api: AuthedClient;
   before(async () => {
     given = await givenRunningApp();
+    await truncateAll();
+    await givenCatalog();
+    operator = await givenUser(given.app, 'operator');
+    api = asUser(given.client, operator);
   });
   after(() => given.app.stop());
   beforeEach(() => given.logs.clear());
 
   it('logs Incoming request, then Request completed with status and duration', async () => {
-    await given.client
+    await api
       .post('/api/schedulers')
       .set('User-Agent', 'ops-cli/1.0')
       .send(givenSchedulerBody())
@@ -45,7 +53,7 @@ describe('request logging', () => {
   });
 
   it('logs a failed request exactly once, at error, with the error fields', async () => {
-    await given.client
+    await api
       .post('/api/schedulers')
       .send({description: 'no task'})
       .expect(422);
@@ -90,9 +98,20 @@ describe('request logging', () => {
       .post('/api/schedulers?access_token=query-secret-1')
       .set('Authorization', 'Bearer header-secret-2')
       .send({...givenSchedulerBody(), password: 'body-secret-3'})
+      .expect(401);
+    await api
+      .post('/api/schedulers')
+      .send({...givenSchedulerBody(), password: 'body-secret-4'})
       .expect(422);
+    await given.client
+      .post('/api/auth/login')
+      .send({email: operator.email, password: 'body-secret-5'})
+      .expect(401);
     const all = given.logs.lines.join('\n');
-    expect(all).to.not.match(/query-secret-1|header-secret-2|body-secret-3/);
+    expect(all).to.not.match(
+      /query-secret-1|header-secret-2|body-secret-[345]/,
+    );
+    expect(all).to.not.containEql(operator.token);
     expect(given.logs.find('Request failed')[0].url).to.equal(
       '/api/schedulers?access_token=%5BREDACTED%5D',
     );

@@ -4,7 +4,9 @@ import {
   givenSchedulerBody,
   TestApp,
 } from '../fixtures/test-app';
+import {asUser, AuthedClient, givenTeam, Team} from '../fixtures/security';
 import {
+  givenCatalog,
   truncateAll,
   withClient,
   TEST_DATABASE_URL,
@@ -14,15 +16,22 @@ const UNPROCESSABLE = {statusCode: 422, name: 'UnprocessableEntityError'};
 
 describe('Scheduler API', () => {
   let given: TestApp;
+  let team: Team;
+  let api: AuthedClient;
 
   before(async () => {
     given = await givenRunningApp();
   });
   after(() => given.app.stop());
-  beforeEach(() => truncateAll());
+  beforeEach(async () => {
+    await truncateAll();
+    await givenCatalog();
+    team = await givenTeam(given.app);
+    api = asUser(given.client, team.operator);
+  });
 
   async function createScheduler(overrides: Record<string, unknown> = {}) {
-    const res = await given.client
+    const res = await api
       .post('/api/schedulers')
       .send(givenSchedulerBody(overrides))
       .expect(201);
@@ -47,25 +56,40 @@ describe('Scheduler API', () => {
         reminder_id: null,
         status: true,
         stay_alive: false,
-        user_id: 7,
         params: {controller: 'SalesReport'},
       });
       expect(created.id).to.be.a.Number();
       expect(created).to.not.have.property('user_id_created');
       expect(Date.parse(created.created_at)).to.not.be.NaN();
 
-      const {body: stored} = await given.client
+      const {body: stored} = await api
         .get(`/api/schedulers/${created.id}`)
         .expect(200);
       expect(stored).to.deepEqual(created);
     });
 
-    it('stores user_id_created as user_id', async () => {
-      const created = await createScheduler({user_id_created: 42});
+    it('makes the caller the owner (user_id) by default', async () => {
+      const created = await createScheduler();
+      expect(created.user_id).to.equal(team.operator.id);
+    });
+
+    it('lets an admin create for another user through user_id_created', async () => {
+      const res = await asUser(given.client, team.admin)
+        .post('/api/schedulers')
+        .send(givenSchedulerBody({user_id_created: team.viewer.id}))
+        .expect(201);
       const row = await withClient(TEST_DATABASE_URL, c =>
-        c.query('SELECT user_id FROM scheduler WHERE id = $1', [created.id]),
+        c.query('SELECT user_id FROM scheduler WHERE id = $1', [res.body.id]),
       );
-      expect(row.rows[0].user_id).to.equal(42);
+      expect(row.rows[0].user_id).to.equal(team.viewer.id);
+    });
+
+    it('refuses user_id_created naming someone else for a non-admin (403)', async () => {
+      const res = await api
+        .post('/api/schedulers')
+        .send(givenSchedulerBody({user_id_created: team.viewer.id}))
+        .expect(403);
+      expect(res.body.error.name).to.equal('ForbiddenError');
     });
 
     it('creates a one-time worker scheduler and a stay-alive worker', async () => {
@@ -151,7 +175,7 @@ describe('Scheduler API', () => {
     ];
     for (const [label, overrides, fields] of invalidBodies) {
       it(`rejects ${label} with 422 naming ${fields.join(', ')}`, async () => {
-        const res = await given.client
+        const res = await api
           .post('/api/schedulers')
           .send(givenSchedulerBody(overrides))
           .expect(422);
@@ -165,7 +189,7 @@ describe('Scheduler API', () => {
     }
 
     it('rejects a body that is not an object', async () => {
-      const res = await given.client
+      const res = await api
         .post('/api/schedulers')
         .set('Content-Type', 'application/json')
         .send('[1,2]')
@@ -177,7 +201,7 @@ describe('Scheduler API', () => {
       const description = "x'); DROP TABLE scheduler; --";
       const created = await createScheduler({description});
       expect(created.description).to.equal(description);
-      await given.client.get('/api/schedulers').expect(200);
+      await api.get('/api/schedulers').expect(200);
     });
   });
 
@@ -185,7 +209,7 @@ describe('Scheduler API', () => {
     it('lists schedulers and applies a LoopBack filter', async () => {
       await createScheduler({description: 'alpha'});
       await createScheduler({description: 'beta', status: false});
-      const {body} = await given.client
+      const {body} = await api
         .get('/api/schedulers')
         .query({filter: JSON.stringify({where: {status: false}})})
         .expect(200);
@@ -201,14 +225,14 @@ describe('Scheduler API', () => {
            SELECT 'bulk ' || n, '* * * * *', 1 FROM generate_series(1, 1005) AS n`,
         ),
       );
-      const byDefault = await given.client.get('/api/schedulers').expect(200);
+      const byDefault = await api.get('/api/schedulers').expect(200);
       expect(byDefault.body).to.have.length(100);
-      const capped = await given.client
+      const capped = await api
         .get('/api/schedulers')
         .query({filter: JSON.stringify({limit: 5000})})
         .expect(200);
       expect(capped.body).to.have.length(1000);
-      const paged = await given.client
+      const paged = await api
         .get('/api/schedulers')
         .query({
           filter: JSON.stringify({limit: 10, skip: 1000, order: 'id ASC'}),
@@ -219,7 +243,7 @@ describe('Scheduler API', () => {
 
     it('keeps an SQL-looking filter value a parameter', async () => {
       await createScheduler({description: 'kept'});
-      const {body} = await given.client
+      const {body} = await api
         .get('/api/schedulers')
         .query({
           filter: JSON.stringify({
@@ -228,13 +252,13 @@ describe('Scheduler API', () => {
         })
         .expect(200);
       expect(body).to.deepEqual([]);
-      const all = await given.client.get('/api/schedulers').expect(200);
+      const all = await api.get('/api/schedulers').expect(200);
       expect(all.body).to.have.length(1);
     });
 
     it('rejects a where clause on an unknown field instead of returning everything', async () => {
       await createScheduler();
-      const res = await given.client
+      const res = await api
         .get('/api/schedulers')
         .query({filter: JSON.stringify({where: {descripton: 'typo'}})})
         .expect(422);
@@ -242,7 +266,7 @@ describe('Scheduler API', () => {
     });
 
     it('rejects an order clause that is not a field and a direction', async () => {
-      const res = await given.client
+      const res = await api
         .get('/api/schedulers')
         .query({filter: JSON.stringify({order: 'id; DROP TABLE scheduler'})})
         .expect(422);
@@ -250,7 +274,7 @@ describe('Scheduler API', () => {
     });
 
     it('answers 400 for a filter that is not JSON', async () => {
-      const res = await given.client
+      const res = await api
         .get('/api/schedulers')
         .query({filter: '{"where":'})
         .expect(400);
@@ -260,7 +284,7 @@ describe('Scheduler API', () => {
 
   describe('GET /api/schedulers/{id}', () => {
     it('answers 404 NotFoundError for an unknown id', async () => {
-      const res = await given.client.get('/api/schedulers/999999').expect(404);
+      const res = await api.get('/api/schedulers/999999').expect(404);
       expect(res.body.error).to.containDeep({
         statusCode: 404,
         name: 'NotFoundError',
@@ -269,7 +293,7 @@ describe('Scheduler API', () => {
 
     for (const id of ['abc', '1.5', '-1', '0', '99999999999', '1;DROP']) {
       it(`answers 400 BadRequestError for the id ${JSON.stringify(id)}`, async () => {
-        const res = await given.client
+        const res = await api
           .get(`/api/schedulers/${encodeURIComponent(id)}`)
           .expect(400);
         expect(res.body.error).to.containDeep({
@@ -283,7 +307,7 @@ describe('Scheduler API', () => {
   describe('PATCH /api/schedulers/{id}', () => {
     it('updates a subset of fields and answers 200 with the whole record', async () => {
       const created = await createScheduler();
-      const res = await given.client
+      const res = await api
         .patch(`/api/schedulers/${created.id}`)
         .send({status: false, schedule: '*/5 * * * *', params: {x: 1}})
         .expect(200);
@@ -301,7 +325,7 @@ describe('Scheduler API', () => {
 
     it('switches a recurring scheduler to one-time when schedule is cleared', async () => {
       const created = await createScheduler();
-      const res = await given.client
+      const res = await api
         .patch(`/api/schedulers/${created.id}`)
         .send({schedule: null, date_time: '2027-05-01T12:00:00Z'})
         .expect(200);
@@ -313,12 +337,12 @@ describe('Scheduler API', () => {
 
     it('validates the merged record, not just the patch', async () => {
       const created = await createScheduler();
-      const res = await given.client
+      const res = await api
         .patch(`/api/schedulers/${created.id}`)
         .send({date_time: '2027-05-01T12:00:00Z'})
         .expect(422);
       expect(badFields(res.body)).to.deepEqual(['/schedule', '/date_time']);
-      const second = await given.client
+      const second = await api
         .patch(`/api/schedulers/${created.id}`)
         .send({worker_id: 5})
         .expect(422);
@@ -327,14 +351,12 @@ describe('Scheduler API', () => {
 
     it('rejects an invalid cron and leaves the record unchanged', async () => {
       const created = await createScheduler();
-      const res = await given.client
+      const res = await api
         .patch(`/api/schedulers/${created.id}`)
         .send({schedule: '* * * *'})
         .expect(422);
       expect(badFields(res.body)).to.deepEqual(['/schedule']);
-      const {body} = await given.client
-        .get(`/api/schedulers/${created.id}`)
-        .expect(200);
+      const {body} = await api.get(`/api/schedulers/${created.id}`).expect(200);
       expect(body.schedule).to.equal('0 6 * * *');
     });
 
@@ -347,7 +369,7 @@ describe('Scheduler API', () => {
         'user_id_created',
         'colour',
       ]) {
-        const res = await given.client
+        const res = await api
           .patch(`/api/schedulers/${created.id}`)
           .send({[field]: 1})
           .expect(422);
@@ -356,7 +378,7 @@ describe('Scheduler API', () => {
     });
 
     it('answers 404 for an unknown id', async () => {
-      await given.client
+      await api
         .patch('/api/schedulers/999999')
         .send({status: false})
         .expect(404);
@@ -373,8 +395,8 @@ describe('Scheduler API', () => {
           [created.id],
         ),
       );
-      await given.client.delete(`/api/schedulers/${created.id}`).expect(204);
-      await given.client.get(`/api/schedulers/${created.id}`).expect(404);
+      await api.delete(`/api/schedulers/${created.id}`).expect(204);
+      await api.get(`/api/schedulers/${created.id}`).expect(404);
       const left = await withClient(TEST_DATABASE_URL, c =>
         c.query('SELECT count(*)::int AS n FROM scheduler_execution'),
       );
@@ -382,9 +404,7 @@ describe('Scheduler API', () => {
     });
 
     it('answers 404 for an unknown id', async () => {
-      const res = await given.client
-        .delete('/api/schedulers/999999')
-        .expect(404);
+      const res = await api.delete('/api/schedulers/999999').expect(404);
       expect(res.body.error.name).to.equal('NotFoundError');
     });
   });

@@ -2,7 +2,7 @@ import {expect} from '@loopback/testlab';
 import {dropDatabase} from '../../database/database-admin';
 import {readdirSync} from 'node:fs';
 import {MIGRATIONS_DIR, migrateDatabase} from '../../database/migration-runner';
-import {Scheduler, SchedulerExecution} from '../../models';
+import {RESOURCES} from '../../resources';
 import {LogCapture} from '../fixtures/log-capture';
 import {
   TEST_DATABASE_URL,
@@ -67,7 +67,7 @@ describe('migrations (npm run migrate)', () => {
 });
 
 describe('schema', () => {
-  for (const model of [Scheduler, SchedulerExecution]) {
+  for (const {model} of RESOURCES) {
     const table = model.definition.settings.postgresql.table as string;
 
     it(`maps every ${model.name} property to a column of "${table}" and back`, async () => {
@@ -100,7 +100,8 @@ describe('schema', () => {
   it('rejects a second claim of the same run as a duplicate key', async () => {
     await withClient(TEST_DATABASE_URL, async client => {
       const {rows} = await client.query(
-        `INSERT INTO scheduler (description, schedule, report_id) VALUES ('s', '* * * * *', 1) RETURNING id`,
+        `WITH r AS (INSERT INTO report (name, controller) VALUES ('r', 'R') RETURNING id)
+         INSERT INTO scheduler (description, schedule, report_id) SELECT 's', '* * * * *', id FROM r RETURNING id`,
       );
       const claim = `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id)
                      VALUES ($1, 'cron-2026-11-21-17-05', 'host-1')`;
@@ -141,13 +142,13 @@ describe('schema', () => {
         constraint: 'scheduler_one_task',
       });
       await expect(
-        insert(`('no timing', NULL, NULL, 1, NULL, false)`),
+        insert(`('no timing', NULL, NULL, 900001, NULL, false)`),
       ).to.be.rejectedWith({
         code: '23514',
         constraint: 'scheduler_timing',
       });
       await expect(
-        insert(`('stay alive report', NULL, NULL, 1, NULL, true)`),
+        insert(`('stay alive report', NULL, NULL, 900001, NULL, true)`),
       ).to.be.rejectedWith({code: '23514', constraint: 'scheduler_timing'});
     });
   });
@@ -166,8 +167,9 @@ describe('schema', () => {
   it('sets updated_at on every update', async () => {
     await withClient(TEST_DATABASE_URL, async client => {
       const {rows} = await client.query(
-        `INSERT INTO scheduler (description, schedule, report_id, created_at, updated_at)
-         VALUES ('u', '* * * * *', 1, now() - interval '1 day', now() - interval '1 day')
+        `WITH r AS (INSERT INTO report (name, controller) VALUES ('r', 'R') RETURNING id)
+         INSERT INTO scheduler (description, schedule, report_id, created_at, updated_at)
+         SELECT 'u', '* * * * *', id, now() - interval '1 day', now() - interval '1 day' FROM r
          RETURNING id, updated_at`,
       );
       const after = await client.query(

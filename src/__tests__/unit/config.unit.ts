@@ -23,7 +23,7 @@ describe('loadConfig', () => {
       amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
       serviceName: 'task-scheduler',
       logLevel: 'info',
-      nodeEnv: 'production',
+      nodeEnv: 'development',
       requestBodyLimit: '1mb',
       cronMaxRetries: 3,
       cronRetryDelayMs: 30000,

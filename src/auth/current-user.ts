@@ -1,0 +1,22 @@
+import {securityId, UserProfile} from '@loopback/security';
+import type {User} from '../models';
+import type {Role} from './roles';
+
+/** What the rest of the request knows about the caller. */
+export interface CurrentUser extends UserProfile {
+  id: number;
+  email: string;
+  role: Role;
+  group_id?: number | null;
+}
+
+export function toCurrentUser(user: User): CurrentUser {
+  return {
+    [securityId]: String(user.id),
+    id: user.id!,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    group_id: user.group_id ?? null,
+  };
+}

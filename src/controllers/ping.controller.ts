@@ -1,0 +1,27 @@
+import {get, oas} from '@loopback/rest';
+
+@oas.tags('Ping')
+export class PingController {
+  @get('/ping', {
+    responses: {
+      '200': {
+        description: 'The API answers',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              title: 'PingResponse',
+              properties: {
+                status: {type: 'string'},
+                time: {type: 'string', format: 'date-time'},
+              },
+            },
+          },
+        },
+      },
+    },
+  })
+  ping(): {status: string; time: string} {
+    return {status: 'ok', time: new Date().toISOString()};
+  }
+}

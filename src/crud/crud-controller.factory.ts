@@ -1,0 +1,212 @@
+import {authenticate} from '@loopback/authentication';
+import {authorize} from '@loopback/authorization';
+import {Constructor, Context, inject} from '@loopback/core';
+import type {
+  AnyObject,
+  DataObject,
+  Entity,
+  Filter,
+  Where,
+} from '@loopback/repository';
+import {
+  del,
+  get,
+  HttpErrors,
+  oas,
+  param,
+  patch,
+  post,
+  requestBody,
+  Response,
+  RestBindings,
+} from '@loopback/rest';
+import {SecurityBindings} from '@loopback/security';
+import type {CurrentUser} from '../auth/current-user';
+import {boundedFilter} from '../validation/filter-rules';
+import type {CrudResource, HookContext} from './crud-resource';
+import {
+  createBodySchema,
+  idPropertyOf,
+  responseSchema,
+  updateBodySchema,
+  visibleProperties,
+} from './crud-schemas';
+import {EntityRepository, repositoryKey} from './repositories';
+
+type Id = number | string;
+
+/** Ids are positive 32-bit integers or, for keyed resources, safe names. */
+function idParam(model: CrudResource['model']) {
+  const definition = model.definition.properties[idPropertyOf(model)];
+  const schema =
+    definition.type === 'string' || definition.type === String
+      ? {type: 'string' as const, pattern: '^[A-Za-z0-9._-]{1,100}$'}
+      : {type: 'integer' as const, format: 'int32', minimum: 1};
+  return param({name: 'id', in: 'path', required: true, schema});
+}
+
+const json = (schema: object) => ({content: {'application/json': {schema}}});
+
+/**
+ * Builds the REST controller of one resource: find, findById, create,
+ * updateById and deleteById under `resource.path`, each behind a bearer token
+ * and the roles `resource.access` names; operations it does not name are not
+ * offered. Tagged with the model name, so a client generator produces
+ * `<Model>Service`.
+ */
+export function defineCrudController<E extends Entity>(
+  resource: CrudResource<E>,
+): Constructor<unknown> {
+  const {model, path, access, hooks = {}} = resource;
+  const itemPath = `${path}/{id}`;
+  const idName = idPropertyOf(model);
+  const filterable = visibleProperties(model);
+  const itemSchema = responseSchema(model);
+  const notFound = (id: Id) =>
+    new HttpErrors.NotFound(
+      `Entity not found: ${model.modelName} with id ${id}`,
+    );
+
+  @oas.tags(model.modelName)
+  @authenticate('jwt')
+  class ReadController {
+    constructor(
+      @inject(repositoryKey(model.modelName))
+      readonly repository: EntityRepository<E>,
+      @inject(SecurityBindings.USER) readonly user: CurrentUser,
+      @inject.context() readonly context: Context,
+      @inject(RestBindings.Http.RESPONSE) readonly response: Response,
+    ) {}
+
+    @get(path, {
+      responses: {
+        '200': {
+          description: `${model.modelName} records matching the filter; limit defaults to 100, at most 1000`,
+          ...json({type: 'array', items: itemSchema}),
+        },
+      },
+    })
+    @authorize({allowedRoles: access.read})
+    async find(@param.filter(model) filter?: Filter<E>): Promise<E[]> {
+      const bounded = boundedFilter(filter, filterable);
+      return this.repository.find({
+        ...bounded,
+        where: this.scoped(bounded.where),
+      });
+    }
+
+    @get(itemPath, {
+      responses: {
+        '200': {description: `The ${model.modelName}`, ...json(itemSchema)},
+      },
+    })
+    @oas.response(404, {description: 'No such record'})
+    @authorize({allowedRoles: access.read})
+    async findById(@idParam(model) id: Id): Promise<E> {
+      return this.loadVisible(id);
+    }
+
+    protected scoped(where?: Where<E>): Where<E> | undefined {
+      const scope = hooks.scope?.(this.user);
+      if (!scope) return where;
+      return where ? ({and: [where, scope]} as Where<E>) : scope;
+    }
+
+    /** The record, if it exists and the caller may see it; else 404. */
+    protected async loadVisible(id: Id): Promise<E> {
+      const where = this.scoped({[idName]: id} as Where<E>);
+      const found = await this.repository.findOne({where});
+      if (!found) throw notFound(id);
+      return found;
+    }
+
+    protected get hookContext(): HookContext {
+      return {user: this.user, context: this.context};
+    }
+  }
+
+  type Base = Constructor<ReadController>;
+
+  const withCreate = (base: Base) => {
+    class CreateController extends base {
+      @post(path, {
+        responses: {
+          '201': {
+            description: `The created ${model.modelName}`,
+            ...json(itemSchema),
+          },
+        },
+      })
+      @oas.response(422, {description: 'Validation failed'})
+      @authorize({allowedRoles: access.create!})
+      async create(
+        @requestBody({required: true, ...json(createBodySchema(resource))})
+        body: AnyObject,
+      ): Promise<E> {
+        const data = hooks.beforeCreate
+          ? await hooks.beforeCreate(body, this.hookContext)
+          : body;
+        const created = await this.repository.create(data as DataObject<E>);
+        this.response.status(201);
+        // Read back so the answer carries the database's defaults.
+        return this.repository.findById(created.getId());
+      }
+    }
+    return CreateController;
+  };
+
+  const withUpdate = (base: Base) => {
+    class UpdateController extends base {
+      @patch(itemPath, {
+        responses: {
+          '200': {
+            description: `The updated ${model.modelName}`,
+            ...json(itemSchema),
+          },
+        },
+      })
+      @oas.response(404, {description: 'No such record'})
+      @oas.response(422, {description: 'Validation failed'})
+      @authorize({allowedRoles: access.update!})
+      async updateById(
+        @idParam(model) id: Id,
+        @requestBody({required: true, ...json(updateBodySchema(resource))})
+        body: AnyObject,
+      ): Promise<E> {
+        const current = await this.loadVisible(id);
+        const change = hooks.beforeUpdate
+          ? await hooks.beforeUpdate(body, current, this.hookContext)
+          : body;
+        if (Object.keys(change).length > 0) {
+          await this.repository.updateById(id, change as DataObject<E>);
+        }
+        return this.repository.findById(id);
+      }
+    }
+    return UpdateController;
+  };
+
+  const withDelete = (base: Base) => {
+    class DeleteController extends base {
+      @del(itemPath, {responses: {'204': {description: 'Deleted permanently'}}})
+      @oas.response(404, {description: 'No such record'})
+      @authorize({allowedRoles: access.delete!})
+      async deleteById(@idParam(model) id: Id): Promise<void> {
+        const current = await this.loadVisible(id);
+        await hooks.beforeDelete?.(current, this.hookContext);
+        await this.repository.deleteById(id);
+      }
+    }
+    return DeleteController;
+  };
+
+  let Controller: Base = ReadController;
+  if (access.create) Controller = withCreate(Controller);
+  if (access.update) Controller = withUpdate(Controller);
+  if (access.delete) Controller = withDelete(Controller);
+  // The class name becomes the operationId prefix: unique per resource.
+  Object.defineProperty(Controller, 'name', {
+    value: `${model.modelName}Controller`,
+  });
+  return Controller;
+}

@@ -1,2 +1,0 @@
-export * from './scheduler-execution.repository';
-export * from './scheduler.repository';

@@ -1,0 +1,116 @@
+import {ADMINS, EVERYONE, OPERATORS} from '../auth/roles';
+import {CrudResource, defineResource} from '../crud/crud-resource';
+import {
+  Config,
+  Group,
+  Language,
+  Notification,
+  Reminder,
+  Report,
+  Scheduler,
+  SchedulerExecution,
+  Ticket,
+  User,
+  Worker,
+} from '../models';
+import {refuseWhileScheduled} from './in-use.hooks';
+import {schedulerHooks} from './scheduler.hooks';
+import {PASSWORD_FIELD, userHooks} from './user.hooks';
+import {workerHooks} from './worker.hooks';
+
+const OPERATED = {
+  read: EVERYONE,
+  create: OPERATORS,
+  update: OPERATORS,
+  delete: OPERATORS,
+};
+const ADMINISTERED = {
+  read: EVERYONE,
+  create: ADMINS,
+  update: ADMINS,
+  delete: ADMINS,
+};
+
+/**
+ * Every REST resource, one entry each: model, path, who may do what, and the
+ * resource's own rules. Adding a resource is a model plus one entry here.
+ */
+export const RESOURCES: CrudResource[] = [
+  defineResource({
+    model: Scheduler,
+    path: '/schedulers',
+    access: OPERATED,
+    serverOwned: ['user_id'],
+    createExtras: {
+      user_id_created: {
+        schema: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 2147483647,
+          nullable: true,
+          description:
+            'Owner, stored as user_id; defaults to the caller (admins may name another user)',
+        },
+      },
+    },
+    hooks: schedulerHooks,
+  }),
+  defineResource({
+    model: SchedulerExecution,
+    path: '/scheduler-executions',
+    access: {read: EVERYONE},
+  }),
+  defineResource({
+    model: Report,
+    path: '/reports',
+    access: ADMINISTERED,
+    hooks: {beforeDelete: refuseWhileScheduled('report_id')},
+  }),
+  defineResource({
+    model: Worker,
+    path: '/workers',
+    access: ADMINISTERED,
+    hooks: workerHooks,
+  }),
+  defineResource({
+    model: Reminder,
+    path: '/reminders',
+    access: OPERATED,
+    hooks: {beforeDelete: refuseWhileScheduled('reminder_id')},
+  }),
+  defineResource({
+    model: User,
+    path: '/users',
+    access: {read: ADMINS, create: ADMINS, update: ADMINS, delete: ADMINS},
+    createExtras: {password: {...PASSWORD_FIELD.password, required: true}},
+    updateExtras: PASSWORD_FIELD,
+    hooks: userHooks,
+  }),
+  defineResource({model: Group, path: '/groups', access: ADMINISTERED}),
+  defineResource({model: Language, path: '/languages', access: ADMINISTERED}),
+  defineResource({
+    model: Ticket,
+    path: '/tickets',
+    access: OPERATED,
+    serverOwned: ['user_id'],
+    hooks: {
+      beforeCreate: async (body, ctx) => ({...body, user_id: ctx.user.id}),
+    },
+  }),
+  defineResource({model: Config, path: '/config', access: ADMINISTERED}),
+  defineResource({
+    model: Notification,
+    path: '/notifications',
+    // Everyone reads and marks their own; only admins create them by hand.
+    access: {
+      read: EVERYONE,
+      create: ADMINS,
+      update: EVERYONE,
+      delete: EVERYONE,
+    },
+    updatable: ['read_at'],
+    hooks: {
+      scope: user => (user.role === 'admin' ? undefined : {user_id: user.id}),
+    },
+  }),
+];
