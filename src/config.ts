@@ -219,13 +219,14 @@ function read<T>(env: Env, name: string, fallback: T, parse: Parser<T>): T {
   return raw === undefined ? fallback : parse(raw, name);
 }
 
+/** Optional variables: empty counts as unset (compose files pass `VAR=`). */
 function readOptional<T>(
   env: Env,
   name: string,
   parse: Parser<T>,
 ): T | undefined {
   const raw = env[name];
-  return raw === undefined ? undefined : parse(raw, name);
+  return raw === undefined || raw === '' ? undefined : parse(raw, name);
 }
 
 /**

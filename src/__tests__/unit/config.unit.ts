@@ -113,6 +113,65 @@ describe('loadConfig', () => {
     });
   }
 
+  it('requires JWT_SECRET in production and falls back to a flagged default elsewhere', () => {
+    const error = configErrorFor({NODE_ENV: 'production'});
+    expect(error.variable).to.equal('JWT_SECRET');
+    const development = loadConfig({});
+    expect(development.jwt.secretIsDefault).to.be.true();
+    const production = loadConfig({
+      NODE_ENV: 'production',
+      JWT_SECRET: 'x'.repeat(32),
+    });
+    expect(production.jwt).to.containDeep({
+      secretIsDefault: false,
+      secret: 'x'.repeat(32),
+    });
+  });
+
+  it('rejects a JWT_SECRET shorter than 32 characters without echoing it', () => {
+    const error = configErrorFor({JWT_SECRET: 'short-secret'});
+    expect(error.variable).to.equal('JWT_SECRET');
+    expect(error.message).to.not.containEql('short-secret');
+  });
+
+  it('reads JWT_TTL as seconds or with a unit', () => {
+    expect(loadConfig({}).jwt.ttlSeconds).to.equal(3600);
+    expect(loadConfig({JWT_TTL: '900'}).jwt.ttlSeconds).to.equal(900);
+    expect(loadConfig({JWT_TTL: '15m'}).jwt.ttlSeconds).to.equal(900);
+    expect(loadConfig({JWT_TTL: '2h'}).jwt.ttlSeconds).to.equal(7200);
+    expect(configErrorFor({JWT_TTL: '0'}).variable).to.equal('JWT_TTL');
+    expect(configErrorFor({JWT_TTL: 'soon'}).variable).to.equal('JWT_TTL');
+  });
+
+  it('takes the first admin from ADMIN_EMAIL and ADMIN_PASSWORD together', () => {
+    expect(loadConfig({}).initialAdmin).to.be.undefined();
+    expect(
+      loadConfig({ADMIN_EMAIL: '', ADMIN_PASSWORD: ''}).initialAdmin,
+    ).to.be.undefined();
+    expect(
+      loadConfig({
+        ADMIN_EMAIL: 'Ops@Example.com',
+        ADMIN_PASSWORD: 'long-enough-1',
+      }).initialAdmin,
+    ).to.deepEqual({email: 'ops@example.com', password: 'long-enough-1'});
+    expect(configErrorFor({ADMIN_EMAIL: 'ops@example.com'}).variable).to.equal(
+      'ADMIN_PASSWORD',
+    );
+    const weak = configErrorFor({
+      ADMIN_EMAIL: 'a@b.c',
+      ADMIN_PASSWORD: 'short',
+    });
+    expect(weak.variable).to.equal('ADMIN_PASSWORD');
+    expect(weak.message).to.not.containEql('short"');
+  });
+
+  it('resolves WORKERS_DIR against the project root', () => {
+    expect(loadConfig({}).workersDir).to.match(/\/scripts\/workers$/);
+    expect(loadConfig({WORKERS_DIR: '/opt/workers'}).workersDir).to.equal(
+      '/opt/workers',
+    );
+  });
+
   it('never echoes a rejected URL, which may hold a password', () => {
     const error = configErrorFor({DATABASE_URL: 'mysql://admin:hunter2@db/x'});
     expect(error.message).to.not.containEql('hunter2');

@@ -1,0 +1,126 @@
+import {expect} from '@loopback/testlab';
+import jwt from 'jsonwebtoken';
+import {TokenService} from '../../auth/token.service';
+import type {JwtConfig} from '../../config';
+
+const CONFIG: JwtConfig = {
+  secret: 'unit-test-secret-unit-test-secret-0123',
+  secretIsDefault: false,
+  ttlSeconds: 3600,
+  issuer: 'task-scheduler',
+  audience: 'task-scheduler-api',
+};
+const NOW = new Date('2026-11-21T12:00:00Z');
+const base64url = (value: object) =>
+  Buffer.from(JSON.stringify(value)).toString('base64url');
+
+function signed(
+  payload: object,
+  options: jwt.SignOptions = {},
+  secret = CONFIG.secret,
+) {
+  return jwt.sign(payload, secret, {
+    algorithm: 'HS256',
+    issuer: CONFIG.issuer,
+    audience: CONFIG.audience,
+    ...options,
+  });
+}
+
+function rejects(service: TokenService, token: string) {
+  let thrown: unknown;
+  try {
+    service.verify(token);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).to.containDeep({statusCode: 401, name: 'UnauthorizedError'});
+}
+
+describe('TokenService', () => {
+  const service = new TokenService(CONFIG, () => NOW);
+  const nowSeconds = NOW.getTime() / 1000;
+
+  it('issues a token that expires after JWT_TTL and verifies back to the user', () => {
+    const issued = service.issue(42);
+    expect(issued.expires_at).to.equal('2026-11-21T13:00:00.000Z');
+    expect(service.verify(issued.token)).to.deepEqual({
+      userId: 42,
+      expiresAt: new Date('2026-11-21T13:00:00.000Z'),
+    });
+    const header = JSON.parse(
+      Buffer.from(issued.token.split('.')[0], 'base64url').toString(),
+    );
+    expect(header.alg).to.equal('HS256');
+  });
+
+  it('refuses a token once it has expired, using the injected clock', () => {
+    const issued = service.issue(1);
+    const later = new TokenService(
+      CONFIG,
+      () => new Date(NOW.getTime() + 3601_000),
+    );
+    rejects(later, issued.token);
+  });
+
+  it('refuses alg none', () => {
+    const payload = {
+      sub: '1',
+      iat: nowSeconds,
+      exp: nowSeconds + 60,
+      iss: CONFIG.issuer,
+      aud: CONFIG.audience,
+    };
+    rejects(
+      service,
+      `${base64url({alg: 'none', typ: 'JWT'})}.${base64url(payload)}.`,
+    );
+  });
+
+  it('refuses a token signed with another secret', () => {
+    rejects(
+      service,
+      signed(
+        {sub: '1', exp: nowSeconds + 60},
+        {},
+        'another-secret-another-secret-another',
+      ),
+    );
+  });
+
+  it('refuses a token without exp', () => {
+    rejects(service, signed({sub: '1', iat: nowSeconds}));
+  });
+
+  it('refuses the wrong issuer or audience', () => {
+    rejects(
+      service,
+      signed({sub: '1', exp: nowSeconds + 60}, {issuer: 'someone-else'}),
+    );
+    rejects(
+      service,
+      signed({sub: '1', exp: nowSeconds + 60}, {audience: 'other-api'}),
+    );
+  });
+
+  it('refuses a tampered payload', () => {
+    const [header, , signature] = service.issue(1).token.split('.');
+    const forged = base64url({
+      sub: '2',
+      exp: nowSeconds + 60,
+      iss: CONFIG.issuer,
+      aud: CONFIG.audience,
+    });
+    rejects(service, `${header}.${forged}.${signature}`);
+  });
+
+  it('refuses a subject that is not a user id', () => {
+    rejects(service, signed({sub: 'admin', exp: nowSeconds + 60}));
+    rejects(service, signed({exp: nowSeconds + 60}));
+  });
+
+  it('refuses garbage', () => {
+    rejects(service, 'not-a-jwt');
+    rejects(service, 'a.b.c');
+  });
+});
