@@ -1,5 +1,5 @@
 import type {ErrorDetail} from '../middleware/error-mapping';
-import {cronSyntaxErrors} from '../scheduling/cron-syntax';
+import {compileCron, InvalidCronError} from '../scheduling/compiled-cron';
 import {fieldError} from './validation-error';
 
 /** The fields the cross-field rules look at, as stored or as merged by PATCH. */
@@ -74,9 +74,15 @@ function timingErrors(record: SchedulerShape): ErrorDetail[] {
 
 function scheduleErrors(record: SchedulerShape): ErrorDetail[] {
   if (typeof record.schedule !== 'string') return [];
-  return cronSyntaxErrors(record.schedule).map(message =>
-    fieldError('schedule', 'cron', message),
-  );
+  try {
+    compileCron(record.schedule);
+    return [];
+  } catch (error) {
+    if (!(error instanceof InvalidCronError)) throw error;
+    return error.problems.map(message =>
+      fieldError('schedule', 'cron', message),
+    );
+  }
 }
 
 /**

@@ -76,6 +76,12 @@ describe('scheduler rules', () => {
     ).to.deepEqual(['/worker_id', '/schedule']);
   });
 
+  it('reports an expression that can never fire on /schedule', () => {
+    expect(badPaths({schedule: '0 0 30 2 *', report_id: 1})).to.deepEqual([
+      '/schedule',
+    ]);
+  });
+
   it('reports cron syntax problems on /schedule', () => {
     const errors = schedulerRuleErrors({schedule: '* * * *', report_id: 1});
     expect(errors).to.have.length(1);
