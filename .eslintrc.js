@@ -12,6 +12,15 @@ const naming = namingOptions.map(option =>
 
 module.exports = {
   extends: '@loopback/eslint-config',
+  overrides: [
+    {
+      // Plain Node scripts (benchmarks) sit outside the TypeScript project.
+      files: ['scripts/**/*.js'],
+      extends: ['plugin:@typescript-eslint/disable-type-checked'],
+      parserOptions: {project: null},
+      rules: {'@typescript-eslint/no-var-requires': 'off'},
+    },
+  ],
   rules: {
     'no-console': 'error',
     '@typescript-eslint/naming-convention': [

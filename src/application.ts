@@ -30,6 +30,7 @@ import {TokenService} from './auth/token.service';
 import {defineCrudController} from './crud/crud-controller.factory';
 import {defineRepository} from './crud/repositories';
 import {AppBindings, AuthBindings, LoggingBindings} from './keys';
+import {ProducerComponent} from './producer/producer.component';
 import {RESOURCES} from './resources';
 import type {Logger} from './logging/logger';
 import {ErrorResponseProvider} from './middleware/error-response';
@@ -86,8 +87,9 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       this.repository(defineRepository(resource.model));
     }
     this.setUpHttp(appConfig);
-    if (runsRole(appConfig.appMode, 'scheduler'))
-      this.addRole(ROLE_CONTEXTS.scheduler);
+    if (runsRole(appConfig.appMode, 'scheduler')) {
+      this.component(ProducerComponent);
+    }
     if (runsRole(appConfig.appMode, 'worker'))
       this.addRole(ROLE_CONTEXTS.worker);
   }

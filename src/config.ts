@@ -1,5 +1,6 @@
 import {hostname} from 'node:os';
 import path from 'node:path';
+import {isValidTimeZone} from './scheduling/wall-clock';
 
 /** The roles one process can play; `all` runs every role in one process. */
 export const APP_MODES = ['api', 'scheduler', 'worker', 'all'] as const;
@@ -25,6 +26,12 @@ export interface AppConfig {
   cronMaxRetries: number;
   cronRetryDelayMs: number;
   cronRetryDelayMultiplier: number;
+  /** Default time zone of schedules, and of the 03:00 cleanup. */
+  cronTimeZone: string;
+  /** Missed slots older than this many minutes are not fired (0 = current only). */
+  cronCatchUpMinutes: number;
+  /** Claims left unpublished this long are republished by the sweeper. */
+  cronSweepAfterMs: number;
   /** Identifies this process in claims and logs: host name plus pid. */
   containerId: string;
   jwt: JwtConfig;
@@ -214,6 +221,16 @@ function adminPassword(raw: string, name: string): string {
   return raw;
 }
 
+function timeZone(raw: string, name: string): string {
+  if (!isValidTimeZone(raw)) {
+    throw new ConfigError(
+      name,
+      `must be an IANA time zone such as UTC or Europe/Berlin (got "${raw}")`,
+    );
+  }
+  return raw;
+}
+
 function read<T>(env: Env, name: string, fallback: T, parse: Parser<T>): T {
   const raw = env[name];
   return raw === undefined ? fallback : parse(raw, name);
@@ -271,6 +288,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       2.0,
       // Below 1 the delay would shrink between retries instead of growing.
       numberAtLeast(1),
+    ),
+    cronTimeZone: read(env, 'CRON_TZ', 'UTC', timeZone),
+    cronCatchUpMinutes: read(env, 'CRON_CATCHUP_MINUTES', 5, integer(0, 1440)),
+    cronSweepAfterMs: read(
+      env,
+      'CRON_SWEEP_AFTER_MS',
+      30000,
+      integer(1000, 24 * 60 * 60 * 1000),
     ),
     containerId: `${hostname()}-${process.pid}`,
     jwt: readJwt(env, nodeEnv),

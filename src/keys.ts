@@ -2,6 +2,7 @@ import {BindingKey} from '@loopback/core';
 import type {AppConfig} from './config';
 import type {TokenService} from './auth/token.service';
 import type {Logger} from './logging/logger';
+import type {ProducerObserver} from './producer/producer.observer';
 
 export namespace AppBindings {
   /** The validated configuration the process started with. */
@@ -17,4 +18,11 @@ export namespace AuthBindings {
   /** Issues and verifies the API's bearer tokens. */
   export const TOKEN_SERVICE =
     BindingKey.create<TokenService>('auth.tokenService');
+}
+
+export namespace ProducerBindings {
+  /** The producer's clock; tests bind their own. */
+  export const CLOCK = BindingKey.create<() => Date>('producer.clock');
+  export const OBSERVER =
+    BindingKey.create<ProducerObserver>('producer.observer');
 }

@@ -36,6 +36,30 @@ export class SchedulerExecution extends Entity {
   executed_at?: Date | string;
 
   @property(
+    timestampColumn('slot', {
+      description: 'The scheduled minute (UTC) this run is for',
+      jsonSchema: {nullable: true},
+    }),
+  )
+  slot?: Date | string | null;
+
+  @property(
+    textColumn('status', {
+      description: 'claimed, published, running, retrying, succeeded or failed',
+      jsonSchema: {nullable: false},
+    }),
+  )
+  status?: string;
+
+  @property(
+    timestampColumn('published_at', {
+      description: 'When the broker confirmed the task message',
+      jsonSchema: {nullable: true},
+    }),
+  )
+  published_at?: Date | string | null;
+
+  @property(
     textColumn('container_id', {
       required: true,
       description: 'Producer instance that claimed it (host name plus pid)',

@@ -46,6 +46,15 @@ export class Scheduler extends Entity {
   date_time?: Date | string | null;
 
   @property(
+    textColumn('timezone', {
+      description:
+        'IANA time zone the schedule is read in (e.g. Europe/Berlin); null = CRON_TZ',
+      jsonSchema: {maxLength: 64},
+    }),
+  )
+  timezone?: string | null;
+
+  @property(
     jsonObjectColumn('params', {description: 'Task-specific parameters'}),
   )
   params?: Record<string, unknown>;

@@ -4,13 +4,12 @@ import {componentLogger, Logger} from '../logging/logger';
 const HEARTBEAT_MS = 60_000;
 
 export const ROLE_CONTEXTS = {
-  scheduler: 'cron-scheduler',
   worker: 'cron-worker',
 } as const;
 
 /**
- * Announces a background role starting and stopping. The producer and
- * consumer issues replace it with the real components; until then the roles
+ * Announces a background role starting and stopping. The consumer issue
+ * replaces it with the real component; until then the roles
  * boot, report themselves and shut down cleanly.
  */
 export class RoleObserver implements LifeCycleObserver {

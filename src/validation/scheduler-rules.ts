@@ -1,10 +1,12 @@
 import type {ErrorDetail} from '../middleware/error-mapping';
 import {compileCron, InvalidCronError} from '../scheduling/compiled-cron';
+import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError} from './validation-error';
 
 /** The fields the cross-field rules look at, as stored or as merged by PATCH. */
 export interface SchedulerShape {
   schedule?: string | null;
+  timezone?: string | null;
   date_time?: Date | string | null;
   stay_alive?: boolean | null;
   report_id?: number | null;
@@ -89,10 +91,24 @@ function scheduleErrors(record: SchedulerShape): ErrorDetail[] {
  * Rules that JSON schema cannot express well. Applied to the whole record, so
  * a PATCH is judged by what the scheduler would become.
  */
+function timezoneErrors(record: SchedulerShape): ErrorDetail[] {
+  if (typeof record.timezone !== 'string' || isValidTimeZone(record.timezone)) {
+    return [];
+  }
+  return [
+    fieldError(
+      'timezone',
+      'timezone',
+      `unknown time zone "${record.timezone}"; use an IANA name such as Europe/Berlin`,
+    ),
+  ];
+}
+
 export function schedulerRuleErrors(record: SchedulerShape): ErrorDetail[] {
   return [
     ...taskKindErrors(record),
     ...timingErrors(record),
     ...scheduleErrors(record),
+    ...timezoneErrors(record),
   ];
 }

@@ -115,6 +115,11 @@ describe('Scheduler API', () => {
       });
     });
 
+    it('stores an IANA time zone for the schedule', async () => {
+      const created = await createScheduler({timezone: 'Europe/Berlin'});
+      expect(created.timezone).to.equal('Europe/Berlin');
+    });
+
     it('defaults status to true and params to {}', async () => {
       const created = await createScheduler({
         status: undefined,
@@ -160,6 +165,9 @@ describe('Scheduler API', () => {
       ['params that are not an object', {params: ['a', 'b']}, ['/params']],
       ['params that are a string', {params: 'x=1'}, ['/params']],
       ['an unknown field', {colour: 'red'}, ['/colour']],
+      ['an unknown time zone', {timezone: 'Mars/Olympus'}, ['/timezone']],
+      ['a path as time zone', {timezone: '../../etc/passwd'}, ['/timezone']],
+      ['a cron that never fires', {schedule: '0 0 30 2 *'}, ['/schedule']],
       ['user_id instead of user_id_created', {user_id: 3}, ['/user_id']],
       ['a missing description', {description: undefined}, ['/description']],
       ['a wrongly typed description', {description: 12}, ['/description']],

@@ -28,6 +28,9 @@ describe('loadConfig', () => {
       cronMaxRetries: 3,
       cronRetryDelayMs: 30000,
       cronRetryDelayMultiplier: 2,
+      cronTimeZone: 'UTC',
+      cronCatchUpMinutes: 5,
+      cronSweepAfterMs: 30000,
     });
     expect(config.containerId).to.match(new RegExp(`-${process.pid}$`));
   });
@@ -104,6 +107,13 @@ describe('loadConfig', () => {
     ],
     ['AMQP_URL', 'localhost:5672', /AMQP_URL must be a URL of the form amqp:/],
     ['REQUEST_BODY_LIMIT', 'lots', /REQUEST_BODY_LIMIT must be a size/],
+    ['CRON_TZ', 'Mars/Olympus', /CRON_TZ must be an IANA time zone/],
+    ['CRON_CATCHUP_MINUTES', '-1', /CRON_CATCHUP_MINUTES must be an integer/],
+    [
+      'CRON_SWEEP_AFTER_MS',
+      '10',
+      /CRON_SWEEP_AFTER_MS must be an integer between 1000/,
+    ],
   ];
   for (const [variable, value, message] of invalid) {
     it(`rejects ${variable}=${JSON.stringify(value)} naming the variable`, () => {

@@ -1,0 +1,373 @@
+import {expect} from '@loopback/testlab';
+import amqp, {Channel} from 'amqplib';
+import {loadConfig} from '../../config';
+import {claimRuns} from '../../producer/execution-claimer';
+import {
+  assertTopology,
+  brokerTopology,
+  TASK_QUEUE,
+  TopologyMismatchError,
+} from '../../queue/topology';
+import {
+  closeVhostConnections,
+  drainQueue,
+  resetBroker,
+  TEST_AMQP_URL,
+} from '../fixtures/test-broker';
+import {
+  givenCatalog,
+  truncateAll,
+  withClient,
+  TEST_DATABASE_URL,
+} from '../fixtures/test-database';
+import {
+  bulkInsertSchedulers,
+  executionRows,
+  givenProducer,
+  insertSchedulers,
+  TestProducer,
+} from '../fixtures/test-producer';
+
+const at = (iso: string) => new Date(iso);
+const bodies = (messages: Array<{content: Buffer}>) =>
+  messages.map(m => JSON.parse(m.content.toString()));
+
+describe('producer (cron-scheduler)', () => {
+  const running: TestProducer[] = [];
+  async function producer(overrides = {}, name = 'p1') {
+    const created = await givenProducer(overrides, name);
+    running.push(created);
+    return created;
+  }
+
+  beforeEach(async () => {
+    await truncateAll();
+    await givenCatalog();
+    await withClient(TEST_DATABASE_URL, c =>
+      c.query('TRUNCATE producer_state'),
+    );
+    await resetBroker();
+  });
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map(p => p.stop()));
+  });
+
+  it('publishes one spec task message per due scheduler, persistent, with id and key headers', async () => {
+    const [everyMinute, notDue, oneTime, worker] = await insertSchedulers([
+      {
+        schedule: '* * * * *',
+        report_id: 2,
+        params: {
+          controller: 'Sales',
+          options_interface: {delivery: {email: true}},
+        },
+      },
+      {schedule: '30 6 * * *'},
+      {
+        schedule: null,
+        date_time: '2026-11-21T10:00:30Z',
+        reminder_id: 3,
+        params: {message: 'hi'},
+      },
+      {schedule: '*/5 * * * *', worker_id: 4, params: {batch: 10}},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    const report = await p.producer.tick(at('2026-11-21T10:00:05Z'));
+    expect(report).to.containDeep({
+      slots: 1,
+      due: 3,
+      claimed: 3,
+      already_claimed: 0,
+      published: 3,
+    });
+
+    const messages = await drainQueue(TASK_QUEUE);
+    const byScheduler = new Map(bodies(messages).map(b => [b.scheduler_id, b]));
+    expect(byScheduler.get(everyMinute)).to.deepEqual({
+      type: 'report',
+      id: 2,
+      scheduler_id: everyMinute,
+      params_scheduler: JSON.stringify({
+        controller: 'Sales',
+        options_interface: {delivery: {email: true}},
+      }),
+    });
+    expect(byScheduler.get(oneTime)).to.containDeep({type: 'reminder', id: 3});
+    expect(byScheduler.get(worker)).to.containDeep({
+      type: 'worker',
+      id: 4,
+      params_scheduler: '{"batch":10}',
+    });
+    expect(byScheduler.has(notDue)).to.be.false();
+    for (const message of messages) {
+      expect(message.properties.deliveryMode).to.equal(2);
+      expect(message.properties.headers?.['x-execution-key']).to.equal(
+        'cron-2026-11-21-10-00',
+      );
+      expect(message.properties.headers?.['x-execution-id']).to.be.a.Number();
+    }
+
+    const rows = await executionRows();
+    expect(rows.map(r => r.status)).to.deepEqual([
+      'published',
+      'published',
+      'published',
+    ]);
+    for (const row of rows) {
+      expect(row.slot.toISOString()).to.equal('2026-11-21T10:00:00.000Z');
+      expect(row.executed_at.toISOString()).to.equal(
+        '2026-11-21T10:00:05.000Z',
+      );
+      expect(row.container_id).to.equal(`p1-${process.pid}`);
+      expect(row.published_at).to.not.be.null();
+    }
+  });
+
+  it('disables a one-time scheduler once its publish is confirmed', async () => {
+    const [oneTime] = await insertSchedulers([
+      {schedule: null, date_time: '2026-11-21T10:00:00Z'},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    await p.producer.tick(at('2026-11-21T10:00:01Z'));
+    const {rows} = await withClient(TEST_DATABASE_URL, c =>
+      c.query('SELECT status FROM scheduler WHERE id = $1', [oneTime]),
+    );
+    expect(rows[0].status).to.be.false();
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(1);
+  });
+
+  it('publishes exactly one message per due scheduler when three producers race on the same slot', async () => {
+    await bulkInsertSchedulers(200, '* * * * *');
+    const racers = await Promise.all(
+      ['a', 'b', 'c'].map(name => producer({cronCatchUpMinutes: 0}, name)),
+    );
+    const reports = await Promise.all(
+      racers.map(r => r.producer.tick(at('2026-11-21T10:00:02Z'))),
+    );
+    expect(reports.reduce((sum, r) => sum + r.claimed, 0)).to.equal(200);
+    expect(reports.reduce((sum, r) => sum + r.already_claimed, 0)).to.equal(
+      400,
+    );
+    const messages = bodies(await drainQueue(TASK_QUEUE));
+    expect(messages).to.have.length(200);
+    expect(new Set(messages.map(m => m.scheduler_id)).size).to.equal(200);
+    expect(await executionRows()).to.have.length(200);
+  });
+
+  it('fires every minute a late tick missed', async () => {
+    const [id] = await insertSchedulers([{schedule: '* * * * *'}]);
+    const p = await producer({cronCatchUpMinutes: 5});
+    await p.producer.tick(at('2026-11-21T10:00:05Z'));
+    await drainQueue(TASK_QUEUE);
+    const report = await p.producer.tick(at('2026-11-21T10:03:01Z'));
+    expect(report).to.containDeep({slots: 3, claimed: 3, published: 3});
+    const keys = (await executionRows())
+      .filter(r => r.scheduler_id === id)
+      .map(r => r.execution_key);
+    expect(keys.slice(-4)).to.deepEqual([
+      'cron-2026-11-21-10-00',
+      'cron-2026-11-21-10-01',
+      'cron-2026-11-21-10-02',
+      'cron-2026-11-21-10-03',
+    ]);
+  });
+
+  it('after downtime fires only the catch-up window and logs what it skipped, per scheduler', async () => {
+    const [everyMinute, hourly] = await insertSchedulers([
+      {schedule: '* * * * *'},
+      {schedule: '15 * * * *'},
+    ]);
+    const first = await producer({cronCatchUpMinutes: 5}, 'before');
+    await first.producer.tick(at('2026-11-21T10:00:01Z'));
+    const restarted = await producer({cronCatchUpMinutes: 5}, 'after');
+    const report = await restarted.producer.tick(at('2026-11-21T10:30:01Z'));
+    expect(report.slots).to.equal(6);
+    const skipped = restarted.logs.find(
+      'Missed runs not fired (older than the catch-up window)',
+    );
+    const perScheduler = new Map(
+      skipped.map(r => [r.scheduler_id, r.skipped_runs]),
+    );
+    expect(perScheduler.get(everyMinute)).to.equal(24);
+    expect(perScheduler.get(hourly)).to.equal(1);
+    expect(skipped[0]).to.containDeep({
+      level: 'warn',
+      from: '2026-11-21T10:01:00.000Z',
+      to: '2026-11-21T10:24:00.000Z',
+    });
+  });
+
+  it('republishes a claim whose producer died between claim and publish (sweeper)', async () => {
+    const [id] = await insertSchedulers([{schedule: '* * * * *'}]);
+    const p = await producer({cronCatchUpMinutes: 0, cronSweepAfterMs: 30_000});
+    // The dead producer claimed 10:00 and never published it.
+    await claimRuns(
+      p.pool,
+      [{schedulerId: id, slot: at('2026-11-21T10:00:00Z')}],
+      at('2026-11-21T10:00:01Z'),
+      'dead-1',
+    );
+    await withClient(TEST_DATABASE_URL, c =>
+      c.query(
+        `INSERT INTO producer_state (name, last_slot) VALUES ('ticks', '2026-11-21T10:00:00Z')`,
+      ),
+    );
+
+    const early = await p.producer.tick(at('2026-11-21T10:00:20Z'));
+    expect(early.swept).to.equal(0);
+    const later = await p.producer.tick(at('2026-11-21T10:01:05Z'));
+    expect(later.swept).to.equal(1);
+    const messages = bodies(await drainQueue(TASK_QUEUE));
+    expect(messages.map(m => m.scheduler_id)).to.deepEqual([id, id]);
+    const rows = await executionRows();
+    expect(rows.every(r => r.published_at !== null)).to.be.true();
+    expect((await p.producer.tick(at('2026-11-21T10:02:05Z'))).swept).to.equal(
+      0,
+    );
+  });
+
+  it('loses nothing when the broker connection drops: claims wait and are published after reconnect', async () => {
+    const [id] = await insertSchedulers([{schedule: '* * * * *'}]);
+    const p = await producer({cronCatchUpMinutes: 0, cronSweepAfterMs: 30_000});
+    const reconnected = new Promise(resolve =>
+      p.connection.once('connected', resolve),
+    );
+    await closeVhostConnections();
+    const during = await p.producer.tick(at('2026-11-21T10:00:02Z'));
+    expect(during).to.containDeep({claimed: 1, published: 0});
+    await reconnected;
+    const after = await p.producer.tick(at('2026-11-21T10:01:02Z'));
+    expect(after).to.containDeep({claimed: 1, published: 1, swept: 1});
+    const keys = bodies(await drainQueue(TASK_QUEUE)).map(m => m.scheduler_id);
+    expect(keys).to.deepEqual([id, id]);
+    expect((await executionRows()).map(r => r.status)).to.deepEqual([
+      'published',
+      'published',
+    ]);
+  });
+
+  it('skips an invalid stored cron with one warn log and keeps publishing the others', async () => {
+    const [bad, good] = await insertSchedulers([
+      {schedule: '61 * * * *'},
+      {schedule: '* * * * *'},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    const report = await p.producer.tick(at('2026-11-21T10:00:01Z'));
+    await p.producer.tick(at('2026-11-21T10:01:01Z'));
+    expect(report).to.containDeep({invalid: 1, published: 1});
+    const warnings = p.logs.find('Invalid cron expression skipped');
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.containDeep({
+      level: 'warn',
+      scheduler_id: bad,
+      schedule: '61 * * * *',
+    });
+    expect(
+      bodies(await drainQueue(TASK_QUEUE)).map(m => m.scheduler_id),
+    ).to.deepEqual([good, good]);
+  });
+
+  it('never publishes inactive or stay-alive schedulers, and sees a disable at the next tick', async () => {
+    const [active] = await insertSchedulers([
+      {schedule: '* * * * *'},
+      {schedule: '* * * * *', status: false},
+      {schedule: null, stay_alive: true, worker_id: 1, report_id: null},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    await p.producer.tick(at('2026-11-21T10:00:01Z'));
+    await withClient(TEST_DATABASE_URL, c =>
+      c.query('UPDATE scheduler SET status = false WHERE id = $1', [active]),
+    );
+    const second = await p.producer.tick(at('2026-11-21T10:01:01Z'));
+    expect(second.due).to.equal(0);
+    expect(
+      bodies(await drainQueue(TASK_QUEUE)).map(m => m.scheduler_id),
+    ).to.deepEqual([active]);
+  });
+
+  it('evaluates a scheduler in its own time zone', async () => {
+    const [berlin] = await insertSchedulers([
+      {schedule: '0 9 * * *', timezone: 'Europe/Berlin'},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    await p.producer.tick(at('2026-11-21T09:00:01Z'));
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    await p.producer.tick(at('2026-11-22T08:00:01Z'));
+    expect(
+      bodies(await drainQueue(TASK_QUEUE)).map(m => m.scheduler_id),
+    ).to.deepEqual([berlin]);
+  });
+
+  it('deletes executions older than 30 days once a day at 03:00, on one instance only', async () => {
+    const [id] = await insertSchedulers([{schedule: '0 0 1 1 *'}]);
+    await withClient(TEST_DATABASE_URL, c =>
+      c.query(
+        `INSERT INTO scheduler_execution (scheduler_id, execution_key, executed_at, container_id)
+         VALUES ($1, 'cron-old', '2026-10-21T02:00:00Z', 'x'),
+                ($1, 'cron-recent', '2026-10-23T02:00:00Z', 'x')`,
+        [id],
+      ),
+    );
+    const a = await producer({cronCatchUpMinutes: 0, cronTimeZone: 'UTC'}, 'a');
+    const b = await producer({cronCatchUpMinutes: 0, cronTimeZone: 'UTC'}, 'b');
+    await a.producer.tick(at('2026-11-21T02:59:01Z'));
+    expect((await executionRows()).map(r => r.execution_key)).to.deepEqual([
+      'cron-old',
+      'cron-recent',
+    ]);
+    await Promise.all([
+      a.producer.tick(at('2026-11-21T03:00:01Z')),
+      b.producer.tick(at('2026-11-21T03:00:02Z')),
+    ]);
+    expect((await executionRows()).map(r => r.execution_key)).to.deepEqual([
+      'cron-recent',
+    ]);
+    const deletions = [
+      ...a.logs.find('Old executions deleted'),
+      ...b.logs.find('Old executions deleted'),
+    ];
+    expect(deletions.map(r => r.deleted)).to.deepEqual([1]);
+  });
+
+  it('logs one info line per tick with the counts', async () => {
+    await insertSchedulers([{schedule: '* * * * *'}]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    await p.producer.tick(at('2026-11-21T10:00:01Z'));
+    const [line] = p.logs.find('Tick completed');
+    expect(line).to.containDeep({
+      level: 'info',
+      slots: 1,
+      due: 1,
+      claimed: 1,
+      already_claimed: 0,
+      published: 1,
+    });
+    expect(line.duration_ms).to.be.a.Number();
+  });
+
+  it('refuses to start on a broker whose queues have other arguments', async () => {
+    const retryDelay = loadConfig({}).cronRetryDelayMs;
+    await assertTopology(() => openTestChannel(), brokerTopology(retryDelay));
+    let failure: unknown;
+    try {
+      await assertTopology(
+        () => openTestChannel(),
+        brokerTopology(retryDelay + 1),
+      );
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(TopologyMismatchError);
+    expect((failure as Error).message).to.match(/queue cron_scheduler_retry/);
+  });
+});
+
+/** A channel whose connection closes with it (also when the broker closes it). */
+async function openTestChannel(): Promise<Channel> {
+  const connection = await amqp.connect(TEST_AMQP_URL);
+  const channel = await connection.createChannel();
+  channel.on('close', () => {
+    connection.close().catch(() => undefined);
+  });
+  return channel;
+}

@@ -1,0 +1,22 @@
+import type {Pool} from 'pg';
+
+/** What evaluation needs of an active, non-stay-alive scheduler: no params. */
+export interface Candidate {
+  id: number;
+  schedule: string | null;
+  date_time: Date | null;
+  timezone: string | null;
+}
+
+/**
+ * Loaded on every tick, so a change of schedule or status applies at the
+ * next evaluation. Served by the partial index on active schedulers.
+ */
+export async function loadCandidates(pool: Pool): Promise<Candidate[]> {
+  const {rows} = await pool.query<Candidate>(
+    `SELECT id, schedule, date_time, timezone
+       FROM scheduler
+      WHERE status AND NOT stay_alive`,
+  );
+  return rows;
+}

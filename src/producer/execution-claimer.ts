@@ -1,0 +1,60 @@
+import type {Pool, PoolClient} from 'pg';
+import {executionKey} from '../scheduling/execution-key';
+import type {TaskSource} from '../queue/task-message';
+import type {DueRun} from './due-evaluator';
+
+export interface Claim extends TaskSource {
+  execution_id: number;
+  execution_key: string;
+  one_time: boolean;
+}
+
+const BATCH_SIZE = 5000;
+
+/**
+ * Claims due runs with one INSERT ... ON CONFLICT DO NOTHING per batch.
+ * A conflict means another producer owns the run: it is not returned. Only
+ * schedulers still active at claim time are claimed (one deleted or disabled
+ * since loading is skipped instead of failing the batch).
+ */
+export async function claimRuns(
+  db: Pool | PoolClient,
+  runs: DueRun[],
+  claimedAt: Date,
+  containerId: string,
+): Promise<Claim[]> {
+  const claims: Claim[] = [];
+  for (let start = 0; start < runs.length; start += BATCH_SIZE) {
+    const batch = runs.slice(start, start + BATCH_SIZE);
+    const {rows} = await db.query<Claim>(
+      `WITH wanted AS (
+         SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[])
+           AS w(scheduler_id, execution_key, slot)
+       ), claimed AS (
+         INSERT INTO scheduler_execution
+           (scheduler_id, execution_key, slot, executed_at, container_id)
+         SELECT w.scheduler_id, w.execution_key, w.slot, $4, $5
+           FROM wanted w
+           JOIN scheduler s ON s.id = w.scheduler_id AND s.status AND NOT s.stay_alive
+         ON CONFLICT (scheduler_id, execution_key) DO NOTHING
+         RETURNING id, scheduler_id, execution_key
+       )
+       SELECT c.id AS execution_id, c.scheduler_id, c.execution_key,
+              s.report_id, s.worker_id, s.reminder_id, s.params,
+              s.date_time IS NOT NULL AS one_time
+         FROM claimed c JOIN scheduler s ON s.id = c.scheduler_id`,
+      [
+        batch.map(run => run.schedulerId),
+        batch.map(run => executionKey(run.slot)),
+        batch.map(run => run.slot),
+        claimedAt,
+        containerId,
+      ],
+    );
+    // bigint ids arrive as strings; they stay far below 2^53.
+    claims.push(
+      ...rows.map(row => ({...row, execution_id: Number(row.execution_id)})),
+    );
+  }
+  return claims;
+}

@@ -1,0 +1,48 @@
+import type {Pool} from 'pg';
+import type {TaskPublisher} from '../queue/task-publisher';
+import {publishClaims} from './claim-publisher';
+import type {Claim} from './execution-claimer';
+
+const SWEEP_BATCH = 1000;
+
+/**
+ * Republishes claims whose publish was never confirmed (the producer died
+ * between claim and confirm, or the broker was down). Rows are locked with
+ * FOR UPDATE SKIP LOCKED, so several producers sweep without doubling up.
+ * Returns how many were republished.
+ */
+export async function sweepUnpublished(
+  pool: Pool,
+  publisher: TaskPublisher,
+  now: Date,
+  olderThanMs: number,
+): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const {rows} = await client.query<Claim>(
+      `SELECT e.id AS execution_id, e.scheduler_id, e.execution_key,
+              s.report_id, s.worker_id, s.reminder_id, s.params,
+              s.date_time IS NOT NULL AS one_time
+         FROM scheduler_execution e
+         JOIN scheduler s ON s.id = e.scheduler_id
+        WHERE e.published_at IS NULL AND e.executed_at < $1
+        ORDER BY e.executed_at
+        LIMIT ${SWEEP_BATCH}
+          FOR UPDATE OF e SKIP LOCKED`,
+      [new Date(now.getTime() - olderThanMs)],
+    );
+    const claims = rows.map(row => ({
+      ...row,
+      execution_id: Number(row.execution_id),
+    }));
+    const published = await publishClaims(client, publisher, claims, now);
+    await client.query('COMMIT');
+    return published;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,149 @@
+import amqp, {Channel, ChannelModel, ConfirmChannel} from 'amqplib';
+import {EventEmitter} from 'node:events';
+import type {Logger} from '../logging/logger';
+
+export interface AmqpConnectionOptions {
+  /** Runs on every (re)connect before the connection is announced. */
+  onConnect?: (connection: AmqpConnection) => Promise<void>;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** The URL without credentials, for logs. */
+export function describeAmqpUrl(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+}
+
+/**
+ * One AMQP connection that comes back by itself. amqplib has no recovery of
+ * its own: on loss this reconnects with capped exponential backoff and emits
+ * `connected` again, so channels and consumers can be re-created.
+ */
+export class AmqpConnection extends EventEmitter {
+  private connection?: ChannelModel;
+  private stopping = false;
+  private retryTimer?: NodeJS.Timeout;
+  private attempt = 0;
+  private readonly where: string;
+
+  constructor(
+    private readonly url: string,
+    private readonly logger: Logger,
+    private readonly options: AmqpConnectionOptions = {},
+  ) {
+    super();
+    this.where = describeAmqpUrl(url);
+  }
+
+  get connected(): boolean {
+    return this.connection !== undefined;
+  }
+
+  /**
+   * Connects once; if the broker is unreachable, keeps trying in the
+   * background. Errors from `onConnect` (a topology mismatch) are thrown.
+   */
+  async start(): Promise<void> {
+    this.stopping = false;
+    try {
+      await this.connect();
+    } catch (error) {
+      if (!isConnectError(error)) throw error;
+      this.scheduleReconnect(error as Error);
+    }
+  }
+
+  async createChannel(): Promise<Channel> {
+    return this.require().createChannel();
+  }
+
+  async createConfirmChannel(): Promise<ConfirmChannel> {
+    return this.require().createConfirmChannel();
+  }
+
+  /** Idempotent: stops reconnecting and closes the connection. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.retryTimer);
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) {
+      await connection.close().catch(() => undefined);
+      this.logger.info('Broker connection closed', {broker: this.where});
+    }
+  }
+
+  private require(): ChannelModel {
+    if (!this.connection) throw new Error(`not connected to ${this.where}`);
+    return this.connection;
+  }
+
+  private async connect(): Promise<void> {
+    const connection = await amqp.connect(this.url, {
+      clientProperties: {connection_name: `task-scheduler ${process.pid}`},
+    });
+    connection.on('error', error =>
+      this.logger.warn('Broker connection error', {
+        broker: this.where,
+        error: error.message,
+      }),
+    );
+    connection.on('close', () => {
+      if (this.connection !== connection) return;
+      this.connection = undefined;
+      this.emit('disconnected');
+      if (!this.stopping)
+        this.scheduleReconnect(new Error('connection closed'));
+    });
+    this.connection = connection;
+    try {
+      await this.options.onConnect?.(this);
+    } catch (error) {
+      this.connection = undefined;
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
+    this.attempt = 0;
+    this.logger.info('Broker connected', {broker: this.where});
+    this.emit('connected');
+  }
+
+  private scheduleReconnect(cause: Error): void {
+    if (this.stopping) return;
+    const min = this.options.minBackoffMs ?? 500;
+    const max = this.options.maxBackoffMs ?? 30_000;
+    const delay = Math.min(max, min * 2 ** this.attempt);
+    this.attempt++;
+    this.logger.warn('Broker unavailable, reconnecting', {
+      broker: this.where,
+      error: cause.message,
+      retry_in_ms: delay,
+      attempt: this.attempt,
+    });
+    this.retryTimer = setTimeout(() => {
+      this.connect().catch(error => {
+        if (!isConnectError(error)) {
+          // e.g. the topology was changed behind our back: loud, but keep trying.
+          this.logger.error('Broker setup failed', {
+            broker: this.where,
+            error: (error as Error).message,
+          });
+        }
+        this.scheduleReconnect(error as Error);
+      });
+    }, delay);
+  }
+}
+
+/** Network-level failures worth retrying; anything else is a real error. */
+function isConnectError(error: unknown): boolean {
+  const code = (error as {code?: string | number})?.code;
+  return (
+    typeof code === 'string' ||
+    code === 320 ||
+    /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|Socket closed|connection closed/i.test(
+      (error as Error)?.message ?? '',
+    )
+  );
+}
