@@ -8,7 +8,7 @@ import {
   AuthorizationDecision,
   AuthorizationTags,
 } from '@loopback/authorization';
-import {ApplicationConfig, BindingScope, CoreTags} from '@loopback/core';
+import {ApplicationConfig} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
 import {RestApplication, RestBindings} from '@loopback/rest';
 import {
@@ -30,13 +30,13 @@ import {TokenService} from './auth/token.service';
 import {defineCrudController} from './crud/crud-controller.factory';
 import {defineRepository} from './crud/repositories';
 import {AppBindings, AuthBindings, LoggingBindings} from './keys';
+import {ConsumerComponent} from './consumer/consumer.component';
 import {ProducerComponent} from './producer/producer.component';
 import {RESOURCES} from './resources';
 import type {Logger} from './logging/logger';
 import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
-import {ROLE_CONTEXTS, RoleObserver} from './roles/role.observer';
 
 export const PUBLIC_DIR = path.resolve(__dirname, '../public');
 
@@ -90,8 +90,9 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     if (runsRole(appConfig.appMode, 'scheduler')) {
       this.component(ProducerComponent);
     }
-    if (runsRole(appConfig.appMode, 'worker'))
-      this.addRole(ROLE_CONTEXTS.worker);
+    if (runsRole(appConfig.appMode, 'worker')) {
+      this.component(ConsumerComponent);
+    }
   }
 
   private setUpHttp(appConfig: AppConfig): void {
@@ -127,14 +128,5 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.bind('authorizers.role')
       .toProvider(RoleAuthorizerProvider)
       .tag(AuthorizationTags.AUTHORIZER);
-  }
-
-  private addRole(role: string): void {
-    this.bind(`roles.${role}`)
-      .to(new RoleObserver(role, this.logger))
-      .inScope(BindingScope.SINGLETON)
-      .tag(CoreTags.LIFE_CYCLE_OBSERVER, {
-        [CoreTags.LIFE_CYCLE_OBSERVER_GROUP]: 'roles',
-      });
   }
 }

@@ -32,6 +32,14 @@ export interface AppConfig {
   cronCatchUpMinutes: number;
   /** Claims left unpublished this long are republished by the sweeper. */
   cronSweepAfterMs: number;
+  /** Messages a consumer holds unacknowledged; tasks still run one at a time. */
+  cronWorkerPrefetch: number;
+  /** Run time limit of a task unless its worker sets its own. */
+  cronTaskTimeoutMs: number;
+  /** On shutdown, how long the running task may take to finish. */
+  cronShutdownGraceMs: number;
+  /** The environment of worker and report processes: never the service's secrets. */
+  childEnv: Record<string, string>;
   /** Identifies this process in claims and logs: host name plus pid. */
   containerId: string;
   jwt: JwtConfig;
@@ -296,6 +304,25 @@ export function loadConfig(env: Env = process.env): AppConfig {
       'CRON_SWEEP_AFTER_MS',
       30000,
       integer(1000, 24 * 60 * 60 * 1000),
+    ),
+    cronWorkerPrefetch: read(env, 'CRON_WORKER_PREFETCH', 1, integer(1, 1000)),
+    // Below RabbitMQ's 30-minute consumer timeout, which would close the channel.
+    cronTaskTimeoutMs: read(
+      env,
+      'CRON_TASK_TIMEOUT_MS',
+      600_000,
+      integer(100, 29 * 60 * 1000),
+    ),
+    cronShutdownGraceMs: read(
+      env,
+      'CRON_SHUTDOWN_GRACE_MS',
+      30_000,
+      integer(0, 10 * 60 * 1000),
+    ),
+    childEnv: Object.fromEntries(
+      ['PATH', 'HOME', 'LANG', 'TZ', 'NODE_ENV']
+        .filter(name => env[name] !== undefined)
+        .map(name => [name, env[name]!]),
     ),
     containerId: `${hostname()}-${process.pid}`,
     jwt: readJwt(env, nodeEnv),

@@ -1,7 +1,9 @@
 import {BindingKey} from '@loopback/core';
 import type {AppConfig} from './config';
 import type {TokenService} from './auth/token.service';
+import type {TaskExecutor} from './executors/task-executor';
 import type {Logger} from './logging/logger';
+import type {TaskType} from './queue/task-message';
 import type {ProducerObserver} from './producer/producer.observer';
 
 export namespace AppBindings {
@@ -25,4 +27,12 @@ export namespace ProducerBindings {
   export const CLOCK = BindingKey.create<() => Date>('producer.clock');
   export const OBSERVER =
     BindingKey.create<ProducerObserver>('producer.observer');
+}
+
+export namespace ConsumerBindings {
+  /** Executors to use instead of the built-in ones (benchmarks, tests). */
+  export const EXECUTORS =
+    BindingKey.create<Partial<Record<TaskType, TaskExecutor>>>(
+      'consumer.executors',
+    );
 }

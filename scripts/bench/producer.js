@@ -15,7 +15,11 @@ const {createPool} = require('../../dist/database/pg-pool');
 const {createLogger} = require('../../dist/logging/logger');
 const {AmqpConnection} = require('../../dist/queue/amqp-connection');
 const {TaskPublisher} = require('../../dist/queue/task-publisher');
-const {assertTopology, brokerTopology} = require('../../dist/queue/topology');
+const {
+  assertTopology,
+  brokerTopology,
+  retrySettings,
+} = require('../../dist/queue/topology');
 const {loadCandidates} = require('../../dist/producer/candidate');
 const {evaluateDue} = require('../../dist/producer/due-evaluator');
 const {claimRuns} = require('../../dist/producer/execution-claimer');
@@ -88,7 +92,7 @@ async function main() {
     onConnect: c =>
       assertTopology(
         () => c.createChannel(),
-        brokerTopology(config.cronRetryDelayMs),
+        brokerTopology(retrySettings(config)),
       ),
   });
   try {

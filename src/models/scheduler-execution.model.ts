@@ -1,6 +1,7 @@
 import {Entity, model, property} from '@loopback/repository';
 import {
   idColumn,
+  integerColumn,
   referenceColumn,
   textColumn,
   timestampColumn,
@@ -66,6 +67,23 @@ export class SchedulerExecution extends Entity {
     }),
   )
   container_id: string;
+
+  @property(
+    integerColumn('attempts', {required: false, jsonSchema: {nullable: false}}),
+  )
+  attempts?: number;
+
+  @property(timestampColumn('started_at', {jsonSchema: {nullable: true}}))
+  started_at?: Date | string | null;
+
+  @property(timestampColumn('finished_at', {jsonSchema: {nullable: true}}))
+  finished_at?: Date | string | null;
+
+  @property(integerColumn('duration_ms'))
+  duration_ms?: number | null;
+
+  @property(textColumn('last_error'))
+  last_error?: string | null;
 
   constructor(data?: Partial<SchedulerExecution>) {
     super(data);

@@ -6,7 +6,7 @@ import {AppBindings, LoggingBindings, ProducerBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
 import {AmqpConnection} from '../queue/amqp-connection';
 import {TaskPublisher} from '../queue/task-publisher';
-import {assertTopology, brokerTopology} from '../queue/topology';
+import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
 import {MinuteTicker} from './minute-ticker';
 import {Producer} from './producer';
 
@@ -40,7 +40,7 @@ export class ProducerObserver implements LifeCycleObserver {
 
   async start(): Promise<void> {
     this.stopping = undefined;
-    const topology = brokerTopology(this.config.cronRetryDelayMs);
+    const topology = brokerTopology(retrySettings(this.config));
     this.pool = createPool(this.config.databaseUrl, this.logger);
     this.connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
       onConnect: connection =>

@@ -38,3 +38,68 @@ export function taskMessageFor(source: TaskSource): TaskMessage {
 export function encodeTaskMessage(message: TaskMessage): Buffer {
   return Buffer.from(JSON.stringify(message));
 }
+
+/** A message that can never run: it goes to the failed queue, never retried. */
+export class PoisonMessageError extends Error {
+  override name = 'PoisonMessageError';
+}
+
+const isPositiveInteger = (value: unknown): value is number =>
+  Number.isInteger(value) && (value as number) > 0;
+
+/** Checks a delivered body against the task message contract. */
+export function parseTaskMessage(content: Buffer): TaskMessage {
+  let body: unknown;
+  try {
+    body = JSON.parse(content.toString('utf8'));
+  } catch {
+    throw new PoisonMessageError('message body is not valid JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new PoisonMessageError('message body is not a JSON object');
+  }
+  const message = body as Record<string, unknown>;
+  if (!TASK_TYPES.includes(message.type as TaskType)) {
+    throw new PoisonMessageError(
+      `unknown task type ${JSON.stringify(message.type)}; expected one of ${TASK_TYPES.join(', ')}`,
+    );
+  }
+  if (!isPositiveInteger(message.id)) {
+    throw new PoisonMessageError('message lacks a positive integer "id"');
+  }
+  if (!isPositiveInteger(message.scheduler_id)) {
+    throw new PoisonMessageError(
+      'message lacks a positive integer "scheduler_id"',
+    );
+  }
+  const params = message.params_scheduler ?? '{}';
+  if (typeof params !== 'string') {
+    throw new PoisonMessageError('"params_scheduler" must be a JSON string');
+  }
+  try {
+    const parsed = JSON.parse(params);
+    if (
+      typeof parsed !== 'object' ||
+      parsed === null ||
+      Array.isArray(parsed)
+    ) {
+      throw new Error('not an object');
+    }
+  } catch {
+    throw new PoisonMessageError(
+      '"params_scheduler" is not a JSON object string',
+    );
+  }
+  return {
+    type: message.type as TaskType,
+    id: message.id,
+    scheduler_id: message.scheduler_id,
+    params_scheduler: params,
+  };
+}
+
+export function schedulerParamsOf(
+  message: TaskMessage,
+): Record<string, unknown> {
+  return JSON.parse(message.params_scheduler) as Record<string, unknown>;
+}

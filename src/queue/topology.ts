@@ -22,8 +22,75 @@ export interface Topology {
   bindings: Array<{queue: string; exchange: string; routingKey: string}>;
 }
 
-/** The spec's broker topology, in one table: producer and consumer both assert it. */
-export function brokerTopology(retryDelayMs: number): Topology {
+export interface RetrySettings {
+  retryDelayMs: number;
+  multiplier: number;
+  maxRetries: number;
+}
+
+export interface RetryTier {
+  /** Retry number, 1..maxRetries. */
+  retry: number;
+  delayMs: number;
+  queue: string;
+  routingKey: string;
+}
+
+/** Delay before retry n: base x multiplier^(n-1), in whole milliseconds. */
+export function retryDelayMs(retry: number, settings: RetrySettings): number {
+  return Math.round(settings.retryDelayMs * settings.multiplier ** (retry - 1));
+}
+
+/**
+ * Where retry n waits. Retry 1 uses the spec's `cron_scheduler_retry` (TTL =
+ * base delay). A queue has one TTL and a dead-lettered message keeps no
+ * expiration of its own, so every longer delay gets its own queue, named by
+ * its delay: changing the multiplier adds queues instead of clashing with
+ * existing ones, and old ones still empty into `cron_scheduler`.
+ */
+export function retryTier(retry: number, settings: RetrySettings): RetryTier {
+  const delayMs = retryDelayMs(retry, settings);
+  if (delayMs === settings.retryDelayMs) {
+    return {retry, delayMs, queue: RETRY_QUEUE, routingKey: RETRY_ROUTING_KEY};
+  }
+  return {
+    retry,
+    delayMs,
+    queue: `${RETRY_QUEUE}_${delayMs}ms`,
+    routingKey: `${RETRY_ROUTING_KEY}_${delayMs}ms`,
+  };
+}
+
+export function retryTiers(settings: RetrySettings): RetryTier[] {
+  const tiers = new Map<string, RetryTier>();
+  for (let retry = 1; retry <= settings.maxRetries; retry++) {
+    const tier = retryTier(retry, settings);
+    if (!tiers.has(tier.queue)) tiers.set(tier.queue, tier);
+  }
+  return [...tiers.values()];
+}
+
+/** The spec's broker topology plus the retry tiers, in one table: producer and consumer both assert it. */
+export function brokerTopology(settings: RetrySettings): Topology {
+  const extraTiers = retryTiers(settings).filter(
+    tier => tier.queue !== RETRY_QUEUE,
+  );
+  const delayQueue = (name: string, delayMs: number): QueueSpec => ({
+    name,
+    options: {
+      durable: true,
+      arguments: {
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': TASK_QUEUE,
+        'x-message-ttl': delayMs,
+      },
+    },
+  });
+  const binding = (queue: string, routingKey: string) => ({
+    queue,
+    exchange: DEAD_LETTER_EXCHANGE,
+    routingKey,
+  });
   return {
     exchanges: [
       {name: DEAD_LETTER_EXCHANGE, type: 'direct', options: {durable: true}},
@@ -40,31 +107,28 @@ export function brokerTopology(retryDelayMs: number): Topology {
           },
         },
       },
-      {
-        name: RETRY_QUEUE,
-        options: {
-          durable: true,
-          arguments: {
-            'x-dead-letter-exchange': '',
-            'x-dead-letter-routing-key': TASK_QUEUE,
-            'x-message-ttl': retryDelayMs,
-          },
-        },
-      },
+      delayQueue(RETRY_QUEUE, settings.retryDelayMs),
       {name: FAILED_QUEUE, options: {durable: true}},
+      ...extraTiers.map(tier => delayQueue(tier.queue, tier.delayMs)),
     ],
     bindings: [
-      {
-        queue: RETRY_QUEUE,
-        exchange: DEAD_LETTER_EXCHANGE,
-        routingKey: RETRY_ROUTING_KEY,
-      },
-      {
-        queue: FAILED_QUEUE,
-        exchange: DEAD_LETTER_EXCHANGE,
-        routingKey: FAILED_ROUTING_KEY,
-      },
+      binding(RETRY_QUEUE, RETRY_ROUTING_KEY),
+      binding(FAILED_QUEUE, FAILED_ROUTING_KEY),
+      ...extraTiers.map(tier => binding(tier.queue, tier.routingKey)),
     ],
+  };
+}
+
+/** The retry settings of a configuration. */
+export function retrySettings(config: {
+  cronRetryDelayMs: number;
+  cronRetryDelayMultiplier: number;
+  cronMaxRetries: number;
+}): RetrySettings {
+  return {
+    retryDelayMs: config.cronRetryDelayMs,
+    multiplier: config.cronRetryDelayMultiplier,
+    maxRetries: config.cronMaxRetries,
   };
 }
 

@@ -6,6 +6,7 @@ import {
   assertTopology,
   brokerTopology,
   TASK_QUEUE,
+  retrySettings,
   TopologyMismatchError,
 } from '../../queue/topology';
 import {
@@ -13,6 +14,7 @@ import {
   drainQueue,
   resetBroker,
   TEST_AMQP_URL,
+  TEST_RETRY_ENV,
 } from '../fixtures/test-broker';
 import {
   givenCatalog,
@@ -346,13 +348,13 @@ describe('producer (cron-scheduler)', () => {
   });
 
   it('refuses to start on a broker whose queues have other arguments', async () => {
-    const retryDelay = loadConfig({}).cronRetryDelayMs;
-    await assertTopology(() => openTestChannel(), brokerTopology(retryDelay));
+    const settings = retrySettings(loadConfig(TEST_RETRY_ENV));
+    await assertTopology(() => openTestChannel(), brokerTopology(settings));
     let failure: unknown;
     try {
       await assertTopology(
         () => openTestChannel(),
-        brokerTopology(retryDelay + 1),
+        brokerTopology({...settings, retryDelayMs: settings.retryDelayMs + 1}),
       );
     } catch (error) {
       failure = error;

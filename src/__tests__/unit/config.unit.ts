@@ -31,6 +31,9 @@ describe('loadConfig', () => {
       cronTimeZone: 'UTC',
       cronCatchUpMinutes: 5,
       cronSweepAfterMs: 30000,
+      cronWorkerPrefetch: 1,
+      cronTaskTimeoutMs: 600000,
+      cronShutdownGraceMs: 30000,
     });
     expect(config.containerId).to.match(new RegExp(`-${process.pid}$`));
   });
@@ -108,6 +111,16 @@ describe('loadConfig', () => {
     ['AMQP_URL', 'localhost:5672', /AMQP_URL must be a URL of the form amqp:/],
     ['REQUEST_BODY_LIMIT', 'lots', /REQUEST_BODY_LIMIT must be a size/],
     ['CRON_TZ', 'Mars/Olympus', /CRON_TZ must be an IANA time zone/],
+    [
+      'CRON_WORKER_PREFETCH',
+      '0',
+      /CRON_WORKER_PREFETCH must be an integer between 1/,
+    ],
+    [
+      'CRON_TASK_TIMEOUT_MS',
+      '3600000',
+      /CRON_TASK_TIMEOUT_MS must be an integer/,
+    ],
     ['CRON_CATCHUP_MINUTES', '-1', /CRON_CATCHUP_MINUTES must be an integer/],
     [
       'CRON_SWEEP_AFTER_MS',

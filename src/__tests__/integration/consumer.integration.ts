@@ -1,0 +1,515 @@
+import {expect} from '@loopback/testlab';
+import {readFileSync, rmSync} from 'node:fs';
+import path from 'node:path';
+import {FAILED_QUEUE, TASK_QUEUE} from '../../queue/topology';
+import {drainQueue, resetBroker} from '../fixtures/test-broker';
+import {
+  eventually,
+  givenConsumer,
+  givenWorkersDir,
+  publishTask,
+  TEST_RETRY,
+  TestConsumer,
+} from '../fixtures/test-consumer';
+import {
+  givenCatalog,
+  truncateAll,
+  withClient,
+  TEST_DATABASE_URL,
+} from '../fixtures/test-database';
+
+const sql = <T = Record<string, unknown>>(
+  text: string,
+  values: unknown[] = [],
+) =>
+  withClient(
+    TEST_DATABASE_URL,
+    async c => (await c.query(text, values)).rows as T[],
+  );
+
+describe('consumer (cron-worker)', () => {
+  let workersDir: string;
+  let consumer: TestConsumer | undefined;
+  const record = (name: string) => path.join(workersDir, `${name}.out`);
+
+  before(() => {
+    workersDir = givenWorkersDir({
+      'record-args': `#!/bin/sh\nprintf '%s\\0' "$@" > "$(dirname "$0")/record-args.out"\n`,
+      'always-fails': `#!/bin/sh\necho "attempt at $(date +%s%N)" >> "$(dirname "$0")/always-fails.out"\necho "disk full" >&2\nexit 3\n`,
+      slow: `#!/bin/sh\necho start >> "$(dirname "$0")/slow.out"\nsleep 2\necho done >> "$(dirname "$0")/slow.out"\n`,
+      'not-executable-target': '',
+    });
+  });
+  after(() => rmSync(workersDir, {recursive: true, force: true}));
+  beforeEach(async () => {
+    for (const name of ['record-args', 'always-fails', 'slow']) {
+      rmSync(record(name), {force: true});
+    }
+    await truncateAll();
+    await givenCatalog();
+    await resetBroker();
+    await sql(`UPDATE worker SET command = 'record-args' WHERE id = 1`);
+    await sql(`UPDATE worker SET command = 'always-fails' WHERE id = 2`);
+    await sql(`UPDATE worker SET command = 'slow' WHERE id = 3`);
+    await sql(`UPDATE worker SET command = 'missing-program' WHERE id = 4`);
+    await sql(`UPDATE report SET controller = 'SelfCheckReport'`);
+  });
+  afterEach(async () => {
+    await consumer?.stop(100);
+    consumer = undefined;
+  });
+
+  /** A scheduler plus a claimed, published execution row, like the producer leaves. */
+  async function givenRun(task: {
+    worker_id?: number;
+    report_id?: number;
+    reminder_id?: number;
+  }) {
+    const [scheduler] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, report_id, worker_id, reminder_id)
+       VALUES ('t', '* * * * *', $1, $2, $3) RETURNING id`,
+      [
+        task.report_id ?? null,
+        task.worker_id ?? null,
+        task.reminder_id ?? null,
+      ],
+    );
+    const [execution] = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status, published_at)
+       VALUES ($1, 'cron-2026-11-21-10-00', 'test', 'published', now()) RETURNING id`,
+      [scheduler.id],
+    );
+    return {
+      schedulerId: scheduler.id,
+      executionId: Number(execution.id),
+      headers: {
+        'x-execution-id': Number(execution.id),
+        'x-execution-key': 'cron-2026-11-21-10-00',
+      },
+    };
+  }
+
+  const ledger = async (executionId: number) =>
+    (
+      await sql(`SELECT * FROM scheduler_execution WHERE id = $1`, [
+        executionId,
+      ])
+    )[0];
+
+  it('runs the worker without a shell: every argument arrives literally', async () => {
+    consumer = await givenConsumer({workersDir});
+    const run = await givenRun({worker_id: 1});
+    const params = {
+      a: '; rm -rf /',
+      b: '$(id)',
+      c: '`id`',
+      d: 'two words',
+      e: 'line1\nline2',
+      f: '"quoted" & |',
+      n: 5,
+      o: {x: [1, 2]},
+    };
+    await publishTask(
+      {
+        type: 'worker',
+        id: 1,
+        scheduler_id: run.schedulerId,
+        params_scheduler: JSON.stringify(params),
+      },
+      run.headers,
+    );
+    await eventually(
+      async () => (await ledger(run.executionId)).status === 'succeeded',
+      10_000,
+      'success',
+    );
+    const args = readFileSync(record('record-args'), 'utf8')
+      .split('\0')
+      .slice(0, -1);
+    expect(args).to.deepEqual([
+      'a=; rm -rf /',
+      'b=$(id)',
+      'c=`id`',
+      'd=two words',
+      'e=line1\nline2',
+      'f="quoted" & |',
+      'n=5',
+      'o={"x":[1,2]}',
+      `scheduler_id=${run.schedulerId}`,
+    ]);
+    const row = await ledger(run.executionId);
+    expect(row).to.containDeep({
+      status: 'succeeded',
+      attempts: 1,
+      last_error: null,
+    });
+    expect(row.duration_ms).to.be.a.Number();
+    expect(row.started_at).to.not.be.null();
+    const [started] = consumer.logs.find('Task started');
+    expect(started).to.containDeep({
+      context: undefined === started.context ? undefined : started.context,
+      type: 'worker',
+      id: 1,
+      scheduler_id: run.schedulerId,
+      execution_key: 'cron-2026-11-21-10-00',
+      attempt: 1,
+    });
+    expect(
+      consumer.logs.find('Task succeeded')[0].duration_ms,
+    ).to.be.a.Number();
+  });
+
+  it('retries with growing delays (200/400/800 ms), runs max+1 times, then parks the task', async () => {
+    consumer = await givenConsumer({workersDir});
+    const run = await givenRun({worker_id: 2});
+    await publishTask(
+      {
+        type: 'worker',
+        id: 2,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{"mode":"x"}',
+      },
+      run.headers,
+    );
+    const [stored] = await eventually(
+      async () => {
+        const rows = await sql(`SELECT * FROM failed_task`);
+        return rows.length ? rows : undefined;
+      },
+      15_000,
+      'the failed task',
+    );
+    const attempts = readFileSync(record('always-fails'), 'utf8')
+      .trim()
+      .split('\n')
+      .map(line => Number(BigInt(line.split(' ').pop()!) / 1_000_000n));
+    expect(attempts).to.have.length(TEST_RETRY.maxRetries + 1);
+    const gaps = attempts.slice(1).map((t, i) => t - attempts[i]);
+    const expected = [200, 400, 800];
+    gaps.forEach((gap, i) => {
+      // The wait is the queue TTL plus one worker start (tens of ms): tolerance 350 ms.
+      expect(gap).to.be.within(expected[i], expected[i] + 350);
+    });
+    const warnings = consumer.logs.records.filter(r =>
+      String(r.msg).startsWith('Scheduling retry'),
+    );
+    expect(warnings.map(r => r.msg)).to.deepEqual([
+      'Scheduling retry 1/3 in 200ms',
+      'Scheduling retry 2/3 in 400ms',
+      'Scheduling retry 3/3 in 800ms',
+    ]);
+    expect(warnings.every(r => r.level === 'warn')).to.be.true();
+
+    expect(stored).to.containDeep({
+      type: 'worker',
+      task_id: 2,
+      scheduler_id: run.schedulerId,
+      retry_count: 3,
+      failed_reason: 'worker exited with code 3',
+      params_scheduler: '{"mode":"x"}',
+    });
+    expect(Number(stored.execution_id)).to.equal(run.executionId);
+    const [permanent] = consumer.logs.find('PERMANENTLY FAILED TASK');
+    expect(permanent).to.containDeep({
+      level: 'error',
+      type: 'worker',
+      id: 2,
+      scheduler_id: run.schedulerId,
+      retry_count: 3,
+    });
+    expect(Date.parse(permanent.failed_at as string)).to.not.be.NaN();
+    expect(await ledger(run.executionId)).to.containDeep({
+      status: 'failed',
+      attempts: 4,
+      last_error: 'worker exited with code 3',
+    });
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    expect(await drainQueue(FAILED_QUEUE)).to.have.length(0);
+  });
+
+  it('fails a missing executable with a reason', async () => {
+    consumer = await givenConsumer({
+      workersDir,
+      retry: {...TEST_RETRY, maxRetries: 0},
+    });
+    const run = await givenRun({worker_id: 4});
+    await publishTask(
+      {
+        type: 'worker',
+        id: 4,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      run.headers,
+    );
+    const [row] = await eventually(async () => {
+      const rows = await sql(`SELECT * FROM failed_task`);
+      return rows.length ? rows : undefined;
+    });
+    expect(row.failed_reason).to.equal('worker executable not found');
+  });
+
+  it('stops a worker that runs past its timeout', async () => {
+    consumer = await givenConsumer({
+      workersDir,
+      retry: {...TEST_RETRY, maxRetries: 0},
+      taskTimeoutMs: 300,
+    });
+    const run = await givenRun({worker_id: 3});
+    await publishTask(
+      {
+        type: 'worker',
+        id: 3,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      run.headers,
+    );
+    const [row] = await eventually(async () => {
+      const rows = await sql(`SELECT * FROM failed_task`);
+      return rows.length ? rows : undefined;
+    });
+    expect(row.failed_reason).to.match(/^worker timed out after 300 ms/);
+  });
+
+  const poison: Array<[string, string | object, RegExp]> = [
+    ['not JSON', '{"type": "worker",', /not valid JSON/],
+    ['a JSON array', '[1,2]', /not a JSON object/],
+    [
+      'an unknown type',
+      {type: 'email', id: 1, scheduler_id: 1, params_scheduler: '{}'},
+      /unknown task type "email"/,
+    ],
+    [
+      'no id',
+      {type: 'worker', scheduler_id: 1, params_scheduler: '{}'},
+      /lacks a positive integer "id"/,
+    ],
+    [
+      'no scheduler_id',
+      {type: 'worker', id: 1, params_scheduler: '{}'},
+      /lacks a positive integer "scheduler_id"/,
+    ],
+    [
+      'params that are not a JSON string',
+      {type: 'worker', id: 1, scheduler_id: 1, params_scheduler: {a: 1}},
+      /params_scheduler/,
+    ],
+  ];
+  for (const [label, body, reason] of poison) {
+    it(`parks a poison message (${label}) at once, with its reason and no retry`, async () => {
+      consumer = await givenConsumer({workersDir});
+      await publishTask(body);
+      const [row] = await eventually(async () => {
+        const rows = await sql(`SELECT * FROM failed_task`);
+        return rows.length ? rows : undefined;
+      });
+      expect(row.failed_reason).to.match(reason);
+      expect(row.retry_count).to.equal(0);
+      expect(consumer.logs.find('Task started')).to.have.length(0);
+      if (typeof body === 'string')
+        expect((row.payload as {raw: string}).raw).to.equal(body);
+    });
+  }
+
+  it('acknowledges a redelivered run that already succeeded without running it again', async () => {
+    consumer = await givenConsumer({workersDir});
+    const run = await givenRun({worker_id: 1});
+    const task = {
+      type: 'worker' as const,
+      id: 1,
+      scheduler_id: run.schedulerId,
+      params_scheduler: '{}',
+    };
+    await publishTask(task, run.headers);
+    await eventually(
+      async () => (await ledger(run.executionId)).status === 'succeeded',
+    );
+    await publishTask(task, run.headers);
+    await eventually(
+      () =>
+        consumer!.logs.find(
+          'Task already succeeded; redelivery acknowledged without running',
+        ).length === 1 || undefined,
+    );
+    expect(consumer.logs.find('Task started')).to.have.length(1);
+    expect((await ledger(run.executionId)).attempts).to.equal(1);
+  });
+
+  it('finishes a task whose connection dropped mid-run exactly once', async () => {
+    const {closeVhostConnections} = await import('../fixtures/test-broker');
+    consumer = await givenConsumer({workersDir});
+    const run = await givenRun({worker_id: 3});
+    await publishTask(
+      {
+        type: 'worker',
+        id: 3,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      run.headers,
+    );
+    await eventually(
+      () => consumer!.logs.find('Task started').length === 1 || undefined,
+    );
+    await closeVhostConnections();
+    await eventually(
+      () =>
+        consumer!.logs.find(
+          'Task already succeeded; redelivery acknowledged without running',
+        ).length === 1 || undefined,
+      15_000,
+      'the redelivery',
+    );
+    expect(await ledger(run.executionId)).to.containDeep({
+      status: 'succeeded',
+      attempts: 1,
+    });
+    expect(readFileSync(record('slow'), 'utf8')).to.equal('start\ndone\n');
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+  });
+
+  it('on shutdown stops a task that outlives the grace and requeues its message', async () => {
+    consumer = await givenConsumer({workersDir});
+    const run = await givenRun({worker_id: 3});
+    await publishTask(
+      {
+        type: 'worker',
+        id: 3,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      run.headers,
+    );
+    await eventually(
+      () => consumer!.logs.find('Task started').length === 1 || undefined,
+    );
+    const stopping = consumer;
+    consumer = undefined;
+    await stopping.stop(200);
+    expect(
+      stopping.logs.find('Task interrupted by shutdown; message requeued'),
+    ).to.have.length(1);
+    expect((await ledger(run.executionId)).status).to.equal('published');
+    const requeued = await drainQueue(TASK_QUEUE);
+    expect(requeued).to.have.length(1);
+    expect(JSON.parse(requeued[0].content.toString()).scheduler_id).to.equal(
+      run.schedulerId,
+    );
+  });
+
+  it('on shutdown lets a task that fits the grace finish and acks it', async () => {
+    consumer = await givenConsumer({workersDir});
+    const run = await givenRun({worker_id: 3});
+    await publishTask(
+      {
+        type: 'worker',
+        id: 3,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      run.headers,
+    );
+    await eventually(
+      () => consumer!.logs.find('Task started').length === 1 || undefined,
+    );
+    const stopping = consumer;
+    consumer = undefined;
+    await stopping.stop(5000);
+    expect((await ledger(run.executionId)).status).to.equal('succeeded');
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+  });
+
+  it('runs a report in a child process, forcing instant delivery', async () => {
+    consumer = await givenConsumer({workersDir});
+    const run = await givenRun({report_id: 1});
+    const params = {
+      controller: 'SelfCheckReport',
+      options_interface: {delivery: {email: true, instant: false}},
+    };
+    await publishTask(
+      {
+        type: 'report',
+        id: 1,
+        scheduler_id: run.schedulerId,
+        params_scheduler: JSON.stringify(params),
+      },
+      run.headers,
+    );
+    await eventually(
+      async () => (await ledger(run.executionId)).status === 'succeeded',
+    );
+    const [completed] = consumer.logs.find('Report completed');
+    expect((completed.summary as {instant: boolean}).instant).to.be.true();
+  });
+
+  it('fails a report whose child reports an error over IPC and exits 1', async () => {
+    consumer = await givenConsumer({
+      workersDir,
+      retry: {...TEST_RETRY, maxRetries: 0},
+    });
+    const run = await givenRun({report_id: 1});
+    const params = {
+      controller: 'SelfCheckReport',
+      report_params: {fail_with: 'source table missing'},
+    };
+    await publishTask(
+      {
+        type: 'report',
+        id: 1,
+        scheduler_id: run.schedulerId,
+        params_scheduler: JSON.stringify(params),
+      },
+      run.headers,
+    );
+    const [row] = await eventually(async () => {
+      const rows = await sql(`SELECT * FROM failed_task`);
+      return rows.length ? rows : undefined;
+    });
+    expect(row.failed_reason).to.equal('report failed: source table missing');
+    const [failed] = consumer.logs.find('Report failed');
+    expect(failed.stack).to.match(/source table missing/);
+  });
+
+  it('sends a reminder to its users and group members, each once', async () => {
+    consumer = await givenConsumer({workersDir});
+    const [group] = await sql<{id: number}>(
+      `INSERT INTO user_group (name) VALUES ('ops') RETURNING id`,
+    );
+    const users = await sql<{id: number}>(
+      `INSERT INTO app_user (email, name, password_hash, role, group_id, active) VALUES
+         ('a@x.io', 'A', 'h', 'viewer', $1, true),
+         ('b@x.io', 'B', 'h', 'viewer', $1, true),
+         ('c@x.io', 'C', 'h', 'viewer', NULL, true),
+         ('d@x.io', 'D', 'h', 'viewer', $1, false)
+       RETURNING id`,
+      [group.id],
+    );
+    await sql(
+      `UPDATE reminder SET message = 'Standup in 5', user_ids = $1, group_ids = $2 WHERE id = 1`,
+      [JSON.stringify([users[0].id, users[2].id]), JSON.stringify([group.id])],
+    );
+    const run = await givenRun({reminder_id: 1});
+    await publishTask(
+      {
+        type: 'reminder',
+        id: 1,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      run.headers,
+    );
+    await eventually(
+      async () => (await ledger(run.executionId)).status === 'succeeded',
+    );
+    const notes = await sql<{user_id: number; body: string}>(
+      `SELECT user_id, body FROM notification ORDER BY user_id`,
+    );
+    expect(notes.map(n => n.user_id)).to.deepEqual([
+      users[0].id,
+      users[1].id,
+      users[2].id,
+    ]);
+    expect(notes.every(n => n.body === 'Standup in 5')).to.be.true();
+  });
+});

@@ -1,0 +1,7 @@
+import {Component, createBindingFromClass} from '@loopback/core';
+import {ConsumerObserver} from './consumer.observer';
+
+/** The cron-worker role (APP_MODE=worker). */
+export class ConsumerComponent implements Component {
+  bindings = [createBindingFromClass(ConsumerObserver)];
+}

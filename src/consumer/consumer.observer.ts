@@ -1,0 +1,106 @@
+import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import type {Pool} from 'pg';
+import type {AppConfig} from '../config';
+import {createPool} from '../database/pg-pool';
+import {ReminderExecutor} from '../executors/reminder.executor';
+import {ReportExecutor} from '../executors/report.executor';
+import type {TaskExecutor} from '../executors/task-executor';
+import {WorkerExecutor} from '../executors/worker.executor';
+import {AppBindings, ConsumerBindings, LoggingBindings} from '../keys';
+import {componentLogger, Logger} from '../logging/logger';
+import {AmqpConnection} from '../queue/amqp-connection';
+import type {TaskType} from '../queue/task-message';
+import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
+import {FailedTaskConsumer} from './failed-task-consumer';
+import {RunLedger} from './run-ledger';
+import {TaskConsumer} from './task-consumer';
+
+export const CONSUMER_CONTEXT = 'cron-worker';
+/** After SIGTERM, how long a worker or report child gets before SIGKILL. */
+export const KILL_GRACE_MS = 5000;
+
+/**
+ * Runs the consumer role: asserts the topology, consumes tasks one at a time
+ * and the failed queue beside them. Stopping lets the running task finish
+ * within CRON_SHUTDOWN_GRACE_MS, then closes channels, connection and pool.
+ */
+@lifeCycleObserver('roles')
+export class ConsumerObserver implements LifeCycleObserver {
+  private readonly logger: Logger;
+  private pool?: Pool;
+  private connection?: AmqpConnection;
+  private tasks?: TaskConsumer;
+  private failed?: FailedTaskConsumer;
+  private stopping?: Promise<void>;
+
+  constructor(
+    @inject(AppBindings.CONFIG) private readonly config: AppConfig,
+    @inject(LoggingBindings.LOGGER) logger: Logger,
+    @inject(ConsumerBindings.EXECUTORS, {optional: true})
+    private readonly executorOverrides: Partial<
+      Record<TaskType, TaskExecutor>
+    > = {},
+  ) {
+    this.logger = componentLogger(logger, CONSUMER_CONTEXT);
+  }
+
+  async start(): Promise<void> {
+    this.stopping = undefined;
+    const {config} = this;
+    const settings = retrySettings(config);
+    this.pool = createPool(config.databaseUrl, this.logger);
+    this.connection = new AmqpConnection(config.amqpUrl, this.logger, {
+      onConnect: connection =>
+        assertTopology(
+          () => connection.createChannel(),
+          brokerTopology(settings),
+        ),
+    });
+    const childOptions = {
+      defaultTimeoutMs: config.cronTaskTimeoutMs,
+      killGraceMs: KILL_GRACE_MS,
+      env: config.childEnv,
+    };
+    this.tasks = new TaskConsumer({
+      connection: this.connection,
+      ledger: new RunLedger(this.pool),
+      executors: {
+        worker: new WorkerExecutor(this.pool, {
+          ...childOptions,
+          workersDir: config.workersDir,
+        }),
+        report: new ReportExecutor(this.pool, childOptions),
+        reminder: new ReminderExecutor(this.pool),
+        ...this.executorOverrides,
+      },
+      retry: settings,
+      prefetch: config.cronWorkerPrefetch,
+      logger: this.logger,
+    });
+    this.failed = new FailedTaskConsumer(
+      this.connection,
+      this.pool,
+      this.logger,
+    );
+    await this.connection.start();
+    await this.tasks.start();
+    await this.failed.start();
+    this.logger.info('cron-worker started', {
+      prefetch: config.cronWorkerPrefetch,
+      max_retries: config.cronMaxRetries,
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<void> {
+    await this.tasks?.stop(this.config.cronShutdownGraceMs);
+    await this.failed?.stop();
+    await this.connection?.stop();
+    await this.pool?.end();
+    this.logger.info('cron-worker stopped');
+  }
+}

@@ -1,0 +1,73 @@
+import {spawn} from 'node:child_process';
+import type {Pool} from 'pg';
+import {watchChild} from './child-process';
+import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
+import {resolveWorkerCommand} from './worker-command';
+
+export interface WorkerExecutorOptions {
+  workersDir: string;
+  defaultTimeoutMs: number;
+  killGraceMs: number;
+  /** The environment workers get: no secrets of the service. */
+  env: Record<string, string>;
+}
+
+/** `key=value` per params entry (strings as they are, others as JSON), then `scheduler_id=<id>`. */
+export function workerArguments(
+  params: Record<string, unknown>,
+  schedulerId: number,
+): string[] {
+  return [
+    ...Object.entries(params).map(
+      ([key, value]) =>
+        `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`,
+    ),
+    `scheduler_id=${schedulerId}`,
+  ];
+}
+
+/**
+ * Starts `WORKERS_DIR/<worker.command>` without a shell, so nothing in the
+ * params is ever interpreted: each argument reaches the program literally.
+ */
+export class WorkerExecutor implements TaskExecutor {
+  constructor(
+    private readonly pool: Pool,
+    private readonly options: WorkerExecutorOptions,
+  ) {}
+
+  async execute(context: TaskContext): Promise<void> {
+    const {rows} = await this.pool.query<{
+      command: string;
+      timeout_ms: number | null;
+    }>('SELECT command, timeout_ms FROM worker WHERE id = $1', [
+      context.message.id,
+    ]);
+    if (rows.length === 0) {
+      throw new TaskFailure(`worker ${context.message.id} does not exist`);
+    }
+    let executable: string;
+    try {
+      executable = resolveWorkerCommand(
+        this.options.workersDir,
+        rows[0].command,
+      );
+    } catch (error) {
+      throw new TaskFailure((error as Error).message);
+    }
+    const timeoutMs = rows[0].timeout_ms ?? this.options.defaultTimeoutMs;
+    const child = spawn(
+      executable,
+      workerArguments(context.params, context.message.scheduler_id),
+      {shell: false, stdio: ['ignore', 'pipe', 'pipe'], env: this.options.env},
+    );
+    const {code} = await watchChild(child, {
+      kind: 'worker',
+      logger: context.logger,
+      timeoutMs,
+      killGraceMs: this.options.killGraceMs,
+      signal: context.signal,
+    });
+    if (code !== 0) throw new TaskFailure(`worker exited with code ${code}`);
+  }
+}
