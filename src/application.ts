@@ -19,7 +19,9 @@ import type express from 'express';
 import path from 'node:path';
 import type {AppConfig, AppMode} from './config';
 import {AuthController} from './controllers/auth.controller';
+import {FailedTaskRedriveController} from './controllers/failed-task-redrive.controller';
 import {PingController} from './controllers/ping.controller';
+import {SchedulerHistoryController} from './controllers/scheduler-history.controller';
 import {
   POSTGRES_DATASOURCE_CONFIG,
   PostgresDataSource,
@@ -32,6 +34,7 @@ import {defineRepository} from './crud/repositories';
 import {AppBindings, AuthBindings, LoggingBindings} from './keys';
 import {ConsumerComponent} from './consumer/consumer.component';
 import {ProducerComponent} from './producer/producer.component';
+import {BrokerService} from './queue/broker.service';
 import {RESOURCES} from './resources';
 import type {Logger} from './logging/logger';
 import {ErrorResponseProvider} from './middleware/error-response';
@@ -103,6 +106,9 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.setUpSecurity(appConfig);
     this.controller(AuthController);
     this.controller(PingController);
+    this.controller(SchedulerHistoryController);
+    this.controller(FailedTaskRedriveController);
+    this.service(BrokerService);
     for (const resource of RESOURCES) {
       this.controller(defineCrudController(resource));
     }

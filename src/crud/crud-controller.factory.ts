@@ -36,7 +36,7 @@ import {EntityRepository, repositoryKey} from './repositories';
 type Id = number | string;
 
 /** Ids are positive 32-bit integers or, for keyed resources, safe names. */
-function idParam(model: CrudResource['model']) {
+export function idParam(model: CrudResource['model']) {
   const definition = model.definition.properties[idPropertyOf(model)];
   const schema =
     definition.type === 'string' || definition.type === String

@@ -9,3 +9,4 @@ export * from './scheduler.model';
 export * from './ticket.model';
 export * from './user.model';
 export * from './worker.model';
+export * from './failed-task.model';

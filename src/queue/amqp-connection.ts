@@ -83,6 +83,11 @@ export class AmqpConnection extends EventEmitter {
     const connection = await amqp.connect(this.url, {
       clientProperties: {connection_name: `task-scheduler ${process.pid}`},
     });
+    if (this.stopping) {
+      // stop() ran while this (re)connect was under way: do not keep it.
+      await connection.close().catch(() => undefined);
+      return;
+    }
     connection.on('error', error =>
       this.logger.warn('Broker connection error', {
         broker: this.where,
@@ -122,6 +127,7 @@ export class AmqpConnection extends EventEmitter {
       attempt: this.attempt,
     });
     this.retryTimer = setTimeout(() => {
+      if (this.stopping) return;
       this.connect().catch(error => {
         if (!isConnectError(error)) {
           // e.g. the topology was changed behind our back: loud, but keep trying.

@@ -2,6 +2,7 @@ import {ADMINS, EVERYONE, OPERATORS} from '../auth/roles';
 import {CrudResource, defineResource} from '../crud/crud-resource';
 import {
   Config,
+  FailedTask,
   Group,
   Language,
   Notification,
@@ -54,6 +55,11 @@ export const RESOURCES: CrudResource[] = [
       },
     },
     hooks: schedulerHooks,
+  }),
+  defineResource({
+    model: FailedTask,
+    path: '/failed-tasks',
+    access: {read: EVERYONE},
   }),
   defineResource({
     model: SchedulerExecution,

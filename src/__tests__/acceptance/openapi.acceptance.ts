@@ -41,8 +41,9 @@ describe('OpenAPI document and explorer', () => {
       ['GET', '/schedulers/{id}', 'findById', ['Scheduler']],
       ['PATCH', '/schedulers/{id}', 'updateById', ['Scheduler']],
       ['DELETE', '/schedulers/{id}', 'deleteById', ['Scheduler']],
+      ['GET', '/schedulers/{id}/executions', 'findExecutions', ['Scheduler']],
     ]);
-    expect(operations).to.have.length(5);
+    expect(operations).to.have.length(6);
   });
 
   it('keeps operationIds unique across the document', () => {

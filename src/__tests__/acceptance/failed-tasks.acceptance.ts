@@ -1,0 +1,175 @@
+import {expect} from '@loopback/testlab';
+import {TASK_QUEUE} from '../../queue/topology';
+import {asUser, givenTeam, Team} from '../fixtures/security';
+import {givenRunningApp, TestApp} from '../fixtures/test-app';
+import {drainQueue, resetBroker} from '../fixtures/test-broker';
+import {
+  givenCatalog,
+  truncateAll,
+  withClient,
+  TEST_DATABASE_URL,
+} from '../fixtures/test-database';
+
+const sql = <T = Record<string, unknown>>(
+  text: string,
+  values: unknown[] = [],
+) =>
+  withClient(
+    TEST_DATABASE_URL,
+    async c => (await c.query(text, values)).rows as T[],
+  );
+
+describe('failed tasks and run history API', () => {
+  let given: TestApp;
+  let team: Team;
+  let schedulerId: number;
+
+  before(async () => {
+    given = await givenRunningApp();
+  });
+  after(() => given.app.stop());
+  beforeEach(async () => {
+    await truncateAll();
+    await givenCatalog();
+    await resetBroker();
+    team = await givenTeam(given.app);
+    [{id: schedulerId}] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('w', '* * * * *', 2) RETURNING id`,
+    );
+  });
+
+  async function givenFailedTask(overrides: Record<string, unknown> = {}) {
+    const row = {
+      scheduler_id: schedulerId,
+      type: 'worker',
+      task_id: 2,
+      params_scheduler: '{"batch":5}',
+      failed_reason: 'worker exited with code 3',
+      retry_count: 3,
+      ...overrides,
+    };
+    const [{id}] = await sql<{id: string}>(
+      `INSERT INTO failed_task (scheduler_id, type, task_id, params_scheduler, payload, failed_reason, retry_count, failed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING id`,
+      [
+        row.scheduler_id,
+        row.type,
+        row.task_id,
+        row.params_scheduler,
+        row,
+        row.failed_reason,
+        row.retry_count,
+      ],
+    );
+    return Number(id);
+  }
+
+  it('lists failed tasks and shows one', async () => {
+    const id = await givenFailedTask();
+    const viewer = asUser(given.client, team.viewer);
+    const list = await viewer.get('/api/failed-tasks').expect(200);
+    expect(list.body).to.have.length(1);
+    const one = await viewer.get(`/api/failed-tasks/${id}`).expect(200);
+    expect(one.body).to.containDeep({
+      type: 'worker',
+      task_id: 2,
+      retry_count: 3,
+      redrive_count: 0,
+    });
+    await asUser(given.client, team.admin)
+      .delete(`/api/failed-tasks/${id}`)
+      .expect(404);
+  });
+
+  it('re-drives a failed task as a fresh run, with edited params, recording who and when', async () => {
+    const id = await givenFailedTask();
+    const res = await asUser(given.client, team.operator)
+      .post(`/api/failed-tasks/${id}/redrive`)
+      .send({params: {batch: 1, dry_run: true}})
+      .expect(202);
+    expect(res.body).to.containDeep({
+      failed_task_id: id,
+      execution_key: `redrive-${id}-1`,
+    });
+    const [message] = await drainQueue(TASK_QUEUE);
+    expect(JSON.parse(message.content.toString())).to.deepEqual({
+      type: 'worker',
+      id: 2,
+      scheduler_id: schedulerId,
+      params_scheduler: '{"batch":1,"dry_run":true}',
+    });
+    expect(message.properties.headers?.['x-execution-id']).to.equal(
+      res.body.execution_id,
+    );
+    const [failed] = await sql(`SELECT * FROM failed_task WHERE id = $1`, [id]);
+    expect(failed).to.containDeep({
+      redrive_count: 1,
+      redriven_by: team.operator.id,
+    });
+    expect(failed.redriven_at).to.not.be.null();
+    const [run] = await sql(
+      `SELECT status FROM scheduler_execution WHERE id = $1`,
+      [res.body.execution_id],
+    );
+    expect(run.status).to.equal('published');
+
+    const again = await asUser(given.client, team.operator)
+      .post(`/api/failed-tasks/${id}/redrive`)
+      .expect(202);
+    expect(again.body.execution_key).to.equal(`redrive-${id}-2`);
+    const [second] = await drainQueue(TASK_QUEUE);
+    expect(JSON.parse(second.content.toString()).params_scheduler).to.equal(
+      '{"batch":5}',
+    );
+  });
+
+  it('refuses to re-drive a poison message, a deleted scheduler, or for a viewer', async () => {
+    const poison = await givenFailedTask({
+      type: null,
+      task_id: null,
+      scheduler_id: null,
+    });
+    const operator = asUser(given.client, team.operator);
+    await operator.post(`/api/failed-tasks/${poison}/redrive`).expect(422);
+    const orphan = await givenFailedTask({scheduler_id: 999999});
+    await operator.post(`/api/failed-tasks/${orphan}/redrive`).expect(422);
+    const fine = await givenFailedTask();
+    await asUser(given.client, team.viewer)
+      .post(`/api/failed-tasks/${fine}/redrive`)
+      .expect(403);
+    await operator
+      .post(`/api/failed-tasks/${fine}/redrive`)
+      .send({params: 'x'})
+      .expect(422);
+    await operator.post('/api/failed-tasks/123456/redrive').expect(404);
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+  });
+
+  it("lists a scheduler's runs newest first, with paging", async () => {
+    await sql(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, executed_at, container_id, status)
+       SELECT $1, 'cron-2026-11-21-10-0' || n, '2026-11-21T10:00:00Z'::timestamptz + n * interval '1 minute', 'h', 'succeeded'
+         FROM generate_series(1, 5) AS n`,
+      [schedulerId],
+    );
+    const viewer = asUser(given.client, team.viewer);
+    const page = await viewer
+      .get(`/api/schedulers/${schedulerId}/executions?limit=2&skip=1`)
+      .expect(200);
+    expect(
+      page.body.map((r: {execution_key: string}) => r.execution_key),
+    ).to.deepEqual(['cron-2026-11-21-10-04', 'cron-2026-11-21-10-03']);
+    expect(page.body[0]).to.containDeep({status: 'succeeded', attempts: 0});
+    const all = await viewer
+      .get(`/api/schedulers/${schedulerId}/executions`)
+      .expect(200);
+    expect(all.body).to.have.length(5);
+    await viewer.get('/api/schedulers/999999/executions').expect(404);
+    await viewer
+      .get(`/api/schedulers/${schedulerId}/executions?limit=5000`)
+      .expect(400);
+    await given.client
+      .get(`/api/schedulers/${schedulerId}/executions`)
+      .expect(401);
+  });
+});

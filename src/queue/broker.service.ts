@@ -1,0 +1,51 @@
+import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import {HttpErrors} from '@loopback/rest';
+import type {AppConfig} from '../config';
+import {AppBindings, LoggingBindings} from '../keys';
+import {componentLogger, Logger} from '../logging/logger';
+import {AmqpConnection} from './amqp-connection';
+import {TaskPublisher} from './task-publisher';
+import {assertTopology, brokerTopology, retrySettings} from './topology';
+
+/**
+ * The API's way to the broker (re-drives). It connects on first use, so the
+ * API starts and serves while RabbitMQ is down; a publish then answers 503.
+ */
+@lifeCycleObserver('roles')
+export class BrokerService implements LifeCycleObserver {
+  private readonly logger: Logger;
+  private connection?: AmqpConnection;
+  private publisher?: TaskPublisher;
+
+  constructor(
+    @inject(AppBindings.CONFIG) private readonly config: AppConfig,
+    @inject(LoggingBindings.LOGGER) logger: Logger,
+  ) {
+    this.logger = componentLogger(logger, 'broker');
+  }
+
+  async taskPublisher(): Promise<TaskPublisher> {
+    if (!this.connection) {
+      const topology = brokerTopology(retrySettings(this.config));
+      this.connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
+        onConnect: connection =>
+          assertTopology(() => connection.createChannel(), topology),
+      });
+      this.publisher = new TaskPublisher(this.connection, this.logger);
+      await this.connection.start();
+    }
+    if (!this.connection.connected) {
+      throw new HttpErrors.ServiceUnavailable(
+        'The message broker is unavailable',
+      );
+    }
+    return this.publisher!;
+  }
+
+  async stop(): Promise<void> {
+    await this.publisher?.close();
+    await this.connection?.stop();
+    this.publisher = undefined;
+    this.connection = undefined;
+  }
+}
