@@ -12,6 +12,10 @@ const naming = namingOptions.map(option =>
 
 module.exports = {
   extends: '@loopback/eslint-config',
+  parserOptions: {
+    // The service, and the generated client's integration test and benchmark.
+    project: ['./tsconfig.json', './tsconfig.client.json'],
+  },
   rules: {
     'no-console': 'error',
     '@typescript-eslint/naming-convention': [
