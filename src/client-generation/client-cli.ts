@@ -50,7 +50,7 @@ export function describeDrift(folder: string, diff: DirectoryDiff): string {
     ...diff.stale.map(file => `  stale:    ${path.join(folder, file)}`),
   ];
   return [
-    `${folder} differs from the client generated from the API (${lines.length} files):`,
+    `${folder} differs from the client generated from the API (${lines.length} ${lines.length === 1 ? 'file' : 'files'}):`,
     ...lines,
     `Run \`npm run client:generate\` and commit ${folder}.`,
   ].join('\n');
