@@ -21,6 +21,10 @@ module.exports = {
       rules: {'@typescript-eslint/no-var-requires': 'off'},
     },
   ],
+  parserOptions: {
+    // The service, and the generated client's integration test and benchmark.
+    project: ['./tsconfig.json', './tsconfig.client.json'],
+  },
   rules: {
     'no-console': 'error',
     '@typescript-eslint/naming-convention': [

@@ -8,7 +8,7 @@ import {
   AuthorizationDecision,
   AuthorizationTags,
 } from '@loopback/authorization';
-import {ApplicationConfig} from '@loopback/core';
+import {ApplicationConfig, createBindingFromClass} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
 import {RestApplication, RestBindings} from '@loopback/rest';
 import {
@@ -40,6 +40,7 @@ import type {Logger} from './logging/logger';
 import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
+import {ErrorResponsesEnhancer} from './openapi/error-responses.enhancer';
 
 export const PUBLIC_DIR = path.resolve(__dirname, '../public');
 
@@ -112,6 +113,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     for (const resource of RESOURCES) {
       this.controller(defineCrudController(resource));
     }
+    this.add(createBindingFromClass(ErrorResponsesEnhancer));
     this.configure(RestExplorerBindings.COMPONENT).to({path: '/explorer'});
     this.component(RestExplorerComponent);
     mountOutsideApi(this.restServer.requestHandler as express.Application, {

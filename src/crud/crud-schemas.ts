@@ -35,8 +35,10 @@ export function serverOwnedProperties(resource: CrudResource): string[] {
   return properties.filter(name => owned.has(name));
 }
 
+/** The record as returned, named after its model even without hidden properties. */
 export function responseSchema(model: ModelClass) {
   return getModelSchemaRef(model, {
+    title: model.modelName,
     exclude: hiddenProperties(model) as never[],
   });
 }

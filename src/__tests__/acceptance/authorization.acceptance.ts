@@ -67,10 +67,8 @@ const MATRIX: Case[] = [
   {
     path: '/languages',
     grants: ADMINISTERED,
-    body: () => ({
-      code: `x${unique().slice(0, 2)}`.replace(/\d/g, 'a'),
-      name: 'X',
-    }),
+    // A random subtag keeps the codes unique (the column is UNIQUE).
+    body: () => ({code: `xx-${unique()}`, name: 'X'}),
     patch: {name: 'Y'},
   },
   {
