@@ -1,0 +1,218 @@
+#!/usr/bin/env node
+// Consumer benchmark: npm run bench:consumer [-- --tasks 3000 --spawns 500 --retries 1000]
+// Its own database and RabbitMQ vhost; one consumer with prefetch 1 and the
+// real run ledger. Prints no-op tasks/s (in-process executor), spawned
+// /bin/true workers/s, and the time one retry adds to a task.
+'use strict';
+const {execFileSync} = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const {parseArgs} = require('node:util');
+const amqp = require('amqplib');
+const {loadConfig} = require('../../dist/config');
+const {migrateDatabase} = require('../../dist/database/migration-runner');
+const {dropDatabase} = require('../../dist/database/database-admin');
+const {withDatabase} = require('../../dist/database/database-url');
+const {createPool} = require('../../dist/database/pg-pool');
+const {createLogger} = require('../../dist/logging/logger');
+const {AmqpConnection} = require('../../dist/queue/amqp-connection');
+const {
+  assertTopology,
+  brokerTopology,
+  TASK_QUEUE,
+} = require('../../dist/queue/topology');
+const {TaskConsumer} = require('../../dist/consumer/task-consumer');
+const {RunLedger} = require('../../dist/consumer/run-ledger');
+const {WorkerExecutor} = require('../../dist/executors/worker.executor');
+
+const {values} = parseArgs({
+  options: {
+    tasks: {type: 'string', default: '3000'},
+    spawns: {type: 'string', default: '500'},
+    retries: {type: 'string', default: '1000'},
+    ledger: {type: 'string', default: 'true'},
+  },
+});
+const config = loadConfig();
+const id = `${process.pid}_${Date.now().toString(36)}`;
+const databaseUrl = withDatabase(
+  config.databaseUrl,
+  `task_scheduler_bench_${id}`,
+);
+const vhost = `task_scheduler_bench_${id}`;
+const amqpUrl = (() => {
+  const url = new URL(config.amqpUrl);
+  url.pathname = `/${vhost}`;
+  return url.toString();
+})();
+// Retry 1 waits 1 ms: the measured overhead is the consumer's, not the TTL.
+const retry = {retryDelayMs: 1, multiplier: 1, maxRetries: 1};
+const withLedger = values.ledger !== 'false';
+const logger = createLogger({level: 'error', service: 'bench'});
+const rabbitmqctl = (...args) =>
+  execFileSync('rabbitmqctl', ['-q', ...args], {
+    env: {...process.env, PATH: `${process.env.PATH}:/usr/sbin`},
+  });
+
+async function publishAll(count, type, schedulerId, pool) {
+  const {rows} = await pool.query(
+    `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status, published_at)
+     SELECT $1, $2 || n, 'bench', 'published', now() FROM generate_series(1, $3::int) n RETURNING id`,
+    [schedulerId, `bench-${type}-${Date.now()}-`, count],
+  );
+  const connection = await amqp.connect(amqpUrl);
+  const channel = await connection.createConfirmChannel();
+  for (const row of rows) {
+    const body = {
+      type,
+      id: 1,
+      scheduler_id: schedulerId,
+      params_scheduler: '{}',
+    };
+    channel.sendToQueue(TASK_QUEUE, Buffer.from(JSON.stringify(body)), {
+      persistent: true,
+      // Without the execution id the run ledger is skipped: broker cost only.
+      headers: withLedger
+        ? {'x-execution-id': Number(row.id), 'x-execution-key': 'bench'}
+        : {},
+    });
+  }
+  await channel.waitForConfirms();
+  await connection.close();
+  return rows.map(row => Number(row.id));
+}
+
+let handled = 0;
+
+/** Publishes `count` tasks and times them until all are handled (publishing included). */
+async function timeTasks(pool, count, type, schedulerId) {
+  const started = process.hrtime.bigint();
+  const target = handled + count;
+  const ids = await publishAll(count, type, schedulerId, pool);
+  for (;;) {
+    if (withLedger) {
+      const {rows} = await pool.query(
+        `SELECT count(*)::int AS n FROM scheduler_execution WHERE id = ANY($1) AND status = 'succeeded'`,
+        [ids],
+      );
+      if (rows[0].n === ids.length) break;
+    } else if (handled >= target) {
+      break;
+    }
+    await new Promise(resolve => setTimeout(resolve, 5));
+  }
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+function countingWorker(executor) {
+  return {
+    execute: async context => {
+      await executor.execute(context);
+      handled++;
+    },
+  };
+}
+
+async function main() {
+  await migrateDatabase(databaseUrl, logger);
+  rabbitmqctl('add_vhost', vhost);
+  rabbitmqctl(
+    'set_permissions',
+    '-p',
+    vhost,
+    new URL(config.amqpUrl).username || 'guest',
+    '.*',
+    '.*',
+    '.*',
+  );
+  const workersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-workers-'));
+  fs.copyFileSync('/bin/true', path.join(workersDir, 'true'));
+  fs.chmodSync(path.join(workersDir, 'true'), 0o755);
+  const pool = createPool(databaseUrl, logger, 5);
+  const connection = new AmqpConnection(amqpUrl, logger, {
+    onConnect: c =>
+      assertTopology(() => c.createChannel(), brokerTopology(retry)),
+  });
+  const failedOnce = new Set();
+  const consumer = new TaskConsumer({
+    connection,
+    ledger: new RunLedger(pool),
+    executors: {
+      reminder: {
+        execute: async () => {
+          handled++;
+        },
+      },
+      report: {
+        execute: async context => {
+          const key = context.message.scheduler_id + ':' + context.attempt;
+          if (context.attempt === 1 && !failedOnce.has(key))
+            throw new Error('fail once');
+        },
+      },
+      worker: countingWorker(
+        new WorkerExecutor(pool, {
+          workersDir,
+          defaultTimeoutMs: 10_000,
+          killGraceMs: 500,
+          env: config.childEnv,
+        }),
+      ),
+    },
+    retry,
+    prefetch: 1,
+    logger,
+  });
+  try {
+    await pool.query(
+      `INSERT INTO report (name, controller) VALUES ('b', 'Bench')`,
+    );
+    await pool.query(
+      `INSERT INTO worker (name, command) VALUES ('true', 'true')`,
+    );
+    const {rows} = await pool.query(
+      `INSERT INTO scheduler (description, schedule, report_id) VALUES ('bench', '* * * * *', 1) RETURNING id`,
+    );
+    const schedulerId = rows[0].id;
+    await connection.start();
+    await consumer.start();
+
+    const tasks = Number(values.tasks);
+    const noopMs = await timeTasks(pool, tasks, 'reminder', schedulerId);
+    const spawns = Number(values.spawns);
+    const spawnMs = await timeTasks(pool, spawns, 'worker', schedulerId);
+    const retries = Number(values.retries);
+    const retryMs = await timeTasks(pool, retries, 'report', schedulerId);
+
+    const perNoop = noopMs / tasks;
+    const perRetried = retryMs / retries;
+    const results = {
+      ledger: withLedger,
+      machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+      noop_tasks: tasks,
+      noop_tasks_per_s: Math.round(tasks / (noopMs / 1000)),
+      spawned_workers: spawns,
+      spawned_workers_per_s: Math.round(spawns / (spawnMs / 1000)),
+      retried_tasks: retries,
+      ms_per_task_without_retry: perNoop.toFixed(2),
+      ms_per_task_with_one_retry: perRetried.toFixed(2),
+      retry_overhead_ms: (perRetried - perNoop).toFixed(2),
+    };
+    for (const [key, value] of Object.entries(results)) {
+      process.stdout.write(`${key.padEnd(28)} ${value}\n`);
+    }
+  } finally {
+    await consumer.stop(1000);
+    await connection.stop();
+    await pool.end();
+    fs.rmSync(workersDir, {recursive: true, force: true});
+    rabbitmqctl('delete_vhost', vhost);
+    await dropDatabase(databaseUrl);
+  }
+}
+
+main().catch(error => {
+  process.stderr.write(`${error.stack}\n`);
+  process.exit(1);
+});
