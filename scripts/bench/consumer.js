@@ -4,18 +4,13 @@
 // real run ledger. Prints no-op tasks/s (in-process executor), spawned
 // /bin/true workers/s, and the time one retry adds to a task.
 'use strict';
-const {execFileSync} = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const {parseArgs} = require('node:util');
+const {createBenchEnvironment} = require('./bench-environment');
 const amqp = require('amqplib');
-const {loadConfig} = require('../../dist/config');
-const {migrateDatabase} = require('../../dist/database/migration-runner');
-const {dropDatabase} = require('../../dist/database/database-admin');
-const {withDatabase} = require('../../dist/database/database-url');
 const {createPool} = require('../../dist/database/pg-pool');
-const {createLogger} = require('../../dist/logging/logger');
 const {AmqpConnection} = require('../../dist/queue/amqp-connection');
 const {
   assertTopology,
@@ -34,28 +29,11 @@ const {values} = parseArgs({
     ledger: {type: 'string', default: 'true'},
   },
 });
-const config = loadConfig();
-const id = `${process.pid}_${Date.now().toString(36)}`;
-const databaseUrl = withDatabase(
-  config.databaseUrl,
-  `task_scheduler_bench_${id}`,
-);
-const vhost = `task_scheduler_bench_${id}`;
-const amqpUrl = (() => {
-  const url = new URL(config.amqpUrl);
-  url.pathname = `/${vhost}`;
-  return url.toString();
-})();
 // Retry 1 waits 1 ms: the measured overhead is the consumer's, not the TTL.
 const retry = {retryDelayMs: 1, multiplier: 1, maxRetries: 1};
 const withLedger = values.ledger !== 'false';
-const logger = createLogger({level: 'error', service: 'bench'});
-const rabbitmqctl = (...args) =>
-  execFileSync('rabbitmqctl', ['-q', ...args], {
-    env: {...process.env, PATH: `${process.env.PATH}:/usr/sbin`},
-  });
 
-async function publishAll(count, type, schedulerId, pool) {
+async function publishAll(count, type, schedulerId, pool, amqpUrl) {
   const {rows} = await pool.query(
     `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status, published_at)
      SELECT $1, $2 || n, 'bench', 'published', now() FROM generate_series(1, $3::int) n RETURNING id`,
@@ -86,10 +64,10 @@ async function publishAll(count, type, schedulerId, pool) {
 let handled = 0;
 
 /** Publishes `count` tasks and times them until all are handled (publishing included). */
-async function timeTasks(pool, count, type, schedulerId) {
+async function timeTasks(pool, amqpUrl, count, type, schedulerId) {
   const started = process.hrtime.bigint();
   const target = handled + count;
-  const ids = await publishAll(count, type, schedulerId, pool);
+  const ids = await publishAll(count, type, schedulerId, pool, amqpUrl);
   for (;;) {
     if (withLedger) {
       const {rows} = await pool.query(
@@ -115,17 +93,8 @@ function countingWorker(executor) {
 }
 
 async function main() {
-  await migrateDatabase(databaseUrl, logger);
-  rabbitmqctl('add_vhost', vhost);
-  rabbitmqctl(
-    'set_permissions',
-    '-p',
-    vhost,
-    new URL(config.amqpUrl).username || 'guest',
-    '.*',
-    '.*',
-    '.*',
-  );
+  const env = await createBenchEnvironment();
+  const {config, databaseUrl, amqpUrl, logger} = env;
   const workersDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-workers-'));
   fs.copyFileSync('/bin/true', path.join(workersDir, 'true'));
   fs.chmodSync(path.join(workersDir, 'true'), 0o755);
@@ -179,11 +148,29 @@ async function main() {
     await consumer.start();
 
     const tasks = Number(values.tasks);
-    const noopMs = await timeTasks(pool, tasks, 'reminder', schedulerId);
+    const noopMs = await timeTasks(
+      pool,
+      amqpUrl,
+      tasks,
+      'reminder',
+      schedulerId,
+    );
     const spawns = Number(values.spawns);
-    const spawnMs = await timeTasks(pool, spawns, 'worker', schedulerId);
+    const spawnMs = await timeTasks(
+      pool,
+      amqpUrl,
+      spawns,
+      'worker',
+      schedulerId,
+    );
     const retries = Number(values.retries);
-    const retryMs = await timeTasks(pool, retries, 'report', schedulerId);
+    const retryMs = await timeTasks(
+      pool,
+      amqpUrl,
+      retries,
+      'report',
+      schedulerId,
+    );
 
     const perNoop = noopMs / tasks;
     const perRetried = retryMs / retries;
@@ -207,8 +194,7 @@ async function main() {
     await connection.stop();
     await pool.end();
     fs.rmSync(workersDir, {recursive: true, force: true});
-    rabbitmqctl('delete_vhost', vhost);
-    await dropDatabase(databaseUrl);
+    await env.remove();
   }
 }
 

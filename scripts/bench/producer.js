@@ -4,15 +4,10 @@
 // boundary and reports evaluation CPU, claims/s, confirmed publishes/s, time
 // from slot start to the last confirm, and peak RSS. Removes both at the end.
 'use strict';
-const {execFileSync} = require('node:child_process');
 const os = require('node:os');
 const {parseArgs} = require('node:util');
-const {loadConfig} = require('../../dist/config');
-const {migrateDatabase} = require('../../dist/database/migration-runner');
-const {dropDatabase} = require('../../dist/database/database-admin');
-const {withDatabase} = require('../../dist/database/database-url');
+const {createBenchEnvironment} = require('./bench-environment');
 const {createPool} = require('../../dist/database/pg-pool');
-const {createLogger} = require('../../dist/logging/logger');
 const {AmqpConnection} = require('../../dist/queue/amqp-connection');
 const {TaskPublisher} = require('../../dist/queue/task-publisher');
 const {
@@ -54,39 +49,12 @@ const NEVER_DUE = minute =>
     (_, i) => `${(minute + 1 + (i % 58)) % 60} ${i % 24} * * *`,
   );
 
-const config = loadConfig();
-const id = `${process.pid}_${Date.now().toString(36)}`;
-const databaseUrl = withDatabase(
-  config.databaseUrl,
-  `task_scheduler_bench_${id}`,
-);
-const vhost = `task_scheduler_bench_${id}`;
-const amqpUrl = (() => {
-  const url = new URL(config.amqpUrl);
-  url.pathname = `/${vhost}`;
-  return url.toString();
-})();
-const logger = createLogger({level: 'error', service: 'bench'});
-const rabbitmqctl = (...args) =>
-  execFileSync('rabbitmqctl', ['-q', ...args], {
-    env: {...process.env, PATH: `${process.env.PATH}:/usr/sbin`},
-  });
-
 const ms = ns => Number(ns) / 1e6;
 const now = () => process.hrtime.bigint();
 
 async function main() {
-  await migrateDatabase(databaseUrl, logger);
-  rabbitmqctl('add_vhost', vhost);
-  rabbitmqctl(
-    'set_permissions',
-    '-p',
-    vhost,
-    new URL(config.amqpUrl).username || 'guest',
-    '.*',
-    '.*',
-    '.*',
-  );
+  const env = await createBenchEnvironment();
+  const {config, databaseUrl, amqpUrl, logger} = env;
   const pool = createPool(databaseUrl, logger, 5);
   const connection = new AmqpConnection(amqpUrl, logger, {
     onConnect: c =>
@@ -172,8 +140,7 @@ async function main() {
   } finally {
     await connection.stop();
     await pool.end();
-    rabbitmqctl('delete_vhost', vhost);
-    await dropDatabase(databaseUrl);
+    await env.remove();
   }
 }
 

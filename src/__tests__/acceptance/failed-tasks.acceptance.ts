@@ -3,21 +3,7 @@ import {TASK_QUEUE} from '../../queue/topology';
 import {asUser, givenTeam, Team} from '../fixtures/security';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
 import {drainQueue, resetBroker} from '../fixtures/test-broker';
-import {
-  givenCatalog,
-  truncateAll,
-  withClient,
-  TEST_DATABASE_URL,
-} from '../fixtures/test-database';
-
-const sql = <T = Record<string, unknown>>(
-  text: string,
-  values: unknown[] = [],
-) =>
-  withClient(
-    TEST_DATABASE_URL,
-    async c => (await c.query(text, values)).rows as T[],
-  );
+import {givenCatalog, truncateAll, sql} from '../fixtures/test-database';
 
 describe('failed tasks and run history API', () => {
   let given: TestApp;

@@ -11,21 +11,7 @@ import {
   TEST_RETRY,
   TestConsumer,
 } from '../fixtures/test-consumer';
-import {
-  givenCatalog,
-  truncateAll,
-  withClient,
-  TEST_DATABASE_URL,
-} from '../fixtures/test-database';
-
-const sql = <T = Record<string, unknown>>(
-  text: string,
-  values: unknown[] = [],
-) =>
-  withClient(
-    TEST_DATABASE_URL,
-    async c => (await c.query(text, values)).rows as T[],
-  );
+import {givenCatalog, truncateAll, sql} from '../fixtures/test-database';
 
 describe('consumer (cron-worker)', () => {
   let workersDir: string;
