@@ -9,22 +9,27 @@ import type {Pool} from 'pg';
 export class RunLedger {
   constructor(private readonly pool: Pool) {}
 
-  async alreadySucceeded(executionId: number | undefined): Promise<boolean> {
-    if (executionId === undefined) return false;
-    const {rows} = await this.pool.query<{status: string}>(
-      'SELECT status FROM scheduler_execution WHERE id = $1',
-      [executionId],
+  /**
+   * Marks the run as running, unless it already succeeded: one round trip.
+   * Returns false for a run that already succeeded (a redelivery to skip).
+   */
+  async start(executionId: number | undefined, at: Date): Promise<boolean> {
+    if (executionId === undefined) return true;
+    const {rows} = await this.pool.query<{previous: string | null}>(
+      `WITH previous AS (
+         SELECT status FROM scheduler_execution WHERE id = $1
+       ), started AS (
+         UPDATE scheduler_execution
+            SET status = 'running', attempts = attempts + 1, started_at = $2,
+                finished_at = NULL, duration_ms = NULL
+          WHERE id = $1 AND status <> 'succeeded'
+         RETURNING 1
+       )
+       -- A data-modifying WITH runs to completion whether or not it is read.
+       SELECT (SELECT status FROM previous) AS previous`,
+      [executionId, at],
     );
-    return rows[0]?.status === 'succeeded';
-  }
-
-  async started(executionId: number | undefined, at: Date): Promise<void> {
-    await this.update(
-      executionId,
-      `status = 'running', attempts = attempts + 1, started_at = $2,
-       finished_at = NULL, duration_ms = NULL`,
-      [at],
-    );
+    return rows[0]?.previous !== 'succeeded';
   }
 
   async finished(

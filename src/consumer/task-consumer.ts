@@ -185,15 +185,13 @@ export class TaskConsumer {
       attempt,
     });
     const {ledger} = this.options;
-    if (await ledger.alreadySucceeded(executionId)) {
+    if (!(await ledger.start(executionId, this.clock()))) {
       logger.info(
         'Task already succeeded; redelivery acknowledged without running',
       );
       channel.ack(message);
       return;
     }
-
-    await ledger.started(executionId, this.clock());
     logger.info('Task started');
     const started = process.hrtime.bigint();
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
