@@ -82,6 +82,39 @@ describe('consumer (cron-worker)', () => {
       ])
     )[0];
 
+  /** A run of worker `workerId` published with `params`, as the producer would. */
+  async function publishWorkerRun(workerId: number, params = '{}') {
+    const run = await givenRun({worker_id: workerId});
+    await publishTask(
+      {
+        type: 'worker',
+        id: workerId,
+        scheduler_id: run.schedulerId,
+        params_scheduler: params,
+      },
+      run.headers,
+    );
+    return run;
+  }
+
+  const taskStarted = () =>
+    eventually(
+      () => consumer!.logs.find('Task started').length === 1 || undefined,
+    );
+
+  /** The first task the failed-queue consumer stored. */
+  async function storedFailure() {
+    const [row] = await eventually(
+      async () => {
+        const rows = await sql(`SELECT * FROM failed_task`);
+        return rows.length ? rows : undefined;
+      },
+      15_000,
+      'the failed task',
+    );
+    return row;
+  }
+
   it('runs the worker without a shell: every argument arrives literally', async () => {
     consumer = await givenConsumer({workersDir});
     const run = await givenRun({worker_id: 1});
@@ -157,14 +190,7 @@ describe('consumer (cron-worker)', () => {
       },
       run.headers,
     );
-    const [stored] = await eventually(
-      async () => {
-        const rows = await sql(`SELECT * FROM failed_task`);
-        return rows.length ? rows : undefined;
-      },
-      15_000,
-      'the failed task',
-    );
+    const stored = await storedFailure();
     const attempts = readFileSync(record('always-fails'), 'utf8')
       .trim()
       .split('\n')
@@ -218,20 +244,8 @@ describe('consumer (cron-worker)', () => {
       workersDir,
       retry: {...TEST_RETRY, maxRetries: 0},
     });
-    const run = await givenRun({worker_id: 4});
-    await publishTask(
-      {
-        type: 'worker',
-        id: 4,
-        scheduler_id: run.schedulerId,
-        params_scheduler: '{}',
-      },
-      run.headers,
-    );
-    const [row] = await eventually(async () => {
-      const rows = await sql(`SELECT * FROM failed_task`);
-      return rows.length ? rows : undefined;
-    });
+    await publishWorkerRun(4);
+    const row = await storedFailure();
     expect(row.failed_reason).to.equal('worker executable not found');
   });
 
@@ -241,20 +255,8 @@ describe('consumer (cron-worker)', () => {
       retry: {...TEST_RETRY, maxRetries: 0},
       taskTimeoutMs: 300,
     });
-    const run = await givenRun({worker_id: 3});
-    await publishTask(
-      {
-        type: 'worker',
-        id: 3,
-        scheduler_id: run.schedulerId,
-        params_scheduler: '{}',
-      },
-      run.headers,
-    );
-    const [row] = await eventually(async () => {
-      const rows = await sql(`SELECT * FROM failed_task`);
-      return rows.length ? rows : undefined;
-    });
+    await publishWorkerRun(3);
+    const row = await storedFailure();
     expect(row.failed_reason).to.match(/^worker timed out after 300 ms/);
   });
 
@@ -286,10 +288,7 @@ describe('consumer (cron-worker)', () => {
     it(`parks a poison message (${label}) at once, with its reason and no retry`, async () => {
       consumer = await givenConsumer({workersDir});
       await publishTask(body);
-      const [row] = await eventually(async () => {
-        const rows = await sql(`SELECT * FROM failed_task`);
-        return rows.length ? rows : undefined;
-      });
+      const row = await storedFailure();
       expect(row.failed_reason).to.match(reason);
       expect(row.retry_count).to.equal(0);
       expect(consumer.logs.find('Task started')).to.have.length(0);
@@ -325,19 +324,8 @@ describe('consumer (cron-worker)', () => {
   it('finishes a task whose connection dropped mid-run exactly once', async () => {
     const {closeVhostConnections} = await import('../fixtures/test-broker');
     consumer = await givenConsumer({workersDir});
-    const run = await givenRun({worker_id: 3});
-    await publishTask(
-      {
-        type: 'worker',
-        id: 3,
-        scheduler_id: run.schedulerId,
-        params_scheduler: '{}',
-      },
-      run.headers,
-    );
-    await eventually(
-      () => consumer!.logs.find('Task started').length === 1 || undefined,
-    );
+    const run = await publishWorkerRun(3);
+    await taskStarted();
     await closeVhostConnections();
     await eventually(
       () =>
@@ -357,19 +345,8 @@ describe('consumer (cron-worker)', () => {
 
   it('on shutdown stops a task that outlives the grace and requeues its message', async () => {
     consumer = await givenConsumer({workersDir});
-    const run = await givenRun({worker_id: 3});
-    await publishTask(
-      {
-        type: 'worker',
-        id: 3,
-        scheduler_id: run.schedulerId,
-        params_scheduler: '{}',
-      },
-      run.headers,
-    );
-    await eventually(
-      () => consumer!.logs.find('Task started').length === 1 || undefined,
-    );
+    const run = await publishWorkerRun(3);
+    await taskStarted();
     const stopping = consumer;
     consumer = undefined;
     await stopping.stop(200);
@@ -386,19 +363,8 @@ describe('consumer (cron-worker)', () => {
 
   it('on shutdown lets a task that fits the grace finish and acks it', async () => {
     consumer = await givenConsumer({workersDir});
-    const run = await givenRun({worker_id: 3});
-    await publishTask(
-      {
-        type: 'worker',
-        id: 3,
-        scheduler_id: run.schedulerId,
-        params_scheduler: '{}',
-      },
-      run.headers,
-    );
-    await eventually(
-      () => consumer!.logs.find('Task started').length === 1 || undefined,
-    );
+    const run = await publishWorkerRun(3);
+    await taskStarted();
     const stopping = consumer;
     consumer = undefined;
     await stopping.stop(5000);
@@ -448,10 +414,7 @@ describe('consumer (cron-worker)', () => {
       },
       run.headers,
     );
-    const [row] = await eventually(async () => {
-      const rows = await sql(`SELECT * FROM failed_task`);
-      return rows.length ? rows : undefined;
-    });
+    const row = await storedFailure();
     expect(row.failed_reason).to.equal('report failed: source table missing');
     const [failed] = consumer.logs.find('Report failed');
     expect(failed.stack).to.match(/source table missing/);
