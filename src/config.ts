@@ -34,6 +34,8 @@ export interface AppConfig {
   cronSweepAfterMs: number;
   /** Messages a consumer holds unacknowledged; tasks still run one at a time. */
   cronWorkerPrefetch: number;
+  /** Run-ledger marks wait for the WAL flush (slower, survives a database crash). */
+  cronLedgerDurableCommit: boolean;
   /** Run time limit of a task unless its worker sets its own. */
   cronTaskTimeoutMs: number;
   /** On shutdown, how long the running task may take to finish. */
@@ -111,6 +113,13 @@ function numberAtLeast(min: number): Parser<number> {
     }
     return value;
   };
+}
+
+function boolean(raw: string, name: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(name, `must be true or false (got "${raw}")`);
 }
 
 function nonEmpty(raw: string, name: string): string {
@@ -306,6 +315,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       integer(1000, 24 * 60 * 60 * 1000),
     ),
     cronWorkerPrefetch: read(env, 'CRON_WORKER_PREFETCH', 1, integer(1, 1000)),
+    // Off: ledger marks commit without waiting for the WAL flush (see README).
+    cronLedgerDurableCommit: read(
+      env,
+      'CRON_LEDGER_DURABLE_COMMIT',
+      false,
+      boolean,
+    ),
     // Below RabbitMQ's 30-minute consumer timeout, which would close the channel.
     cronTaskTimeoutMs: read(
       env,

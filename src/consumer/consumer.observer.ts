@@ -12,7 +12,7 @@ import {AmqpConnection} from '../queue/amqp-connection';
 import type {TaskType} from '../queue/task-message';
 import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
 import {FailedTaskConsumer} from './failed-task-consumer';
-import {RunLedger} from './run-ledger';
+import {createLedgerPool, RunLedger} from './run-ledger';
 import {TaskConsumer} from './task-consumer';
 
 export const CONSUMER_CONTEXT = 'cron-worker';
@@ -28,6 +28,7 @@ export const KILL_GRACE_MS = 5000;
 export class ConsumerObserver implements LifeCycleObserver {
   private readonly logger: Logger;
   private pool?: Pool;
+  private ledgerPool?: Pool;
   private connection?: AmqpConnection;
   private tasks?: TaskConsumer;
   private failed?: FailedTaskConsumer;
@@ -49,6 +50,11 @@ export class ConsumerObserver implements LifeCycleObserver {
     const {config} = this;
     const settings = retrySettings(config);
     this.pool = createPool(config.databaseUrl, this.logger);
+    this.ledgerPool = createLedgerPool(
+      config.databaseUrl,
+      this.logger,
+      config.cronLedgerDurableCommit,
+    );
     this.connection = new AmqpConnection(config.amqpUrl, this.logger, {
       onConnect: connection =>
         assertTopology(
@@ -63,7 +69,7 @@ export class ConsumerObserver implements LifeCycleObserver {
     };
     this.tasks = new TaskConsumer({
       connection: this.connection,
-      ledger: new RunLedger(this.pool),
+      ledger: new RunLedger(this.ledgerPool),
       executors: {
         worker: new WorkerExecutor(this.pool, {
           ...childOptions,
@@ -101,6 +107,7 @@ export class ConsumerObserver implements LifeCycleObserver {
     await this.failed?.stop();
     await this.connection?.stop();
     await this.pool?.end();
+    await this.ledgerPool?.end();
     this.logger.info('cron-worker stopped');
   }
 }

@@ -5,9 +5,23 @@ import type {Logger} from '../logging/logger';
  * A pg pool for the background roles, which need plain SQL and transactions
  * (batched claims, FOR UPDATE SKIP LOCKED). Idle-client errors (a database
  * restart) are logged, not thrown: the pool reconnects on the next query.
+ * `sessionSettings` are fixed names from our code (never request input).
  */
-export function createPool(databaseUrl: string, logger: Logger, max = 5): Pool {
-  const pool = new Pool({connectionString: databaseUrl, max});
+export function createPool(
+  databaseUrl: string,
+  logger: Logger,
+  max = 5,
+  sessionSettings: Record<string, string> = {},
+): Pool {
+  // Settings travel in the startup packet, so every (re)connected session has them.
+  const options = Object.entries(sessionSettings)
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
+  const pool = new Pool({
+    connectionString: databaseUrl,
+    max,
+    ...(options ? {options} : {}),
+  });
   pool.on('error', error =>
     logger.warn('Database connection lost', {error: error.message}),
   );

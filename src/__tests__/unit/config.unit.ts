@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       cronCatchUpMinutes: 5,
       cronSweepAfterMs: 30000,
       cronWorkerPrefetch: 1,
+      cronLedgerDurableCommit: false,
       cronTaskTimeoutMs: 600000,
       cronShutdownGraceMs: 30000,
     });
@@ -53,6 +54,7 @@ describe('loadConfig', () => {
       CRON_MAX_RETRIES: '0',
       CRON_RETRY_DELAY_MS: '1500',
       CRON_RETRY_DELAY_MULTIPLIER: '1.5',
+      CRON_LEDGER_DURABLE_COMMIT: 'true',
     });
     expect(config).to.containDeep({
       appMode: 'worker',
@@ -68,7 +70,19 @@ describe('loadConfig', () => {
       cronMaxRetries: 0,
       cronRetryDelayMs: 1500,
       cronRetryDelayMultiplier: 1.5,
+      cronLedgerDurableCommit: true,
     });
+  });
+
+  it('reads booleans as true/false or 1/0, in any case', () => {
+    const durable = (raw: string) =>
+      loadConfig({CRON_LEDGER_DURABLE_COMMIT: raw}).cronLedgerDurableCommit;
+    expect(['TRUE', '1', 'false', '0'].map(durable)).to.deepEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   const invalid: Array<[string, string, RegExp]> = [
@@ -122,6 +136,11 @@ describe('loadConfig', () => {
       /CRON_TASK_TIMEOUT_MS must be an integer/,
     ],
     ['CRON_CATCHUP_MINUTES', '-1', /CRON_CATCHUP_MINUTES must be an integer/],
+    [
+      'CRON_LEDGER_DURABLE_COMMIT',
+      'yes',
+      /CRON_LEDGER_DURABLE_COMMIT must be true or false/,
+    ],
     [
       'CRON_SWEEP_AFTER_MS',
       '10',

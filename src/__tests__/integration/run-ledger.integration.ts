@@ -1,0 +1,90 @@
+import {expect} from '@loopback/testlab';
+import type {Pool} from 'pg';
+import {createLedgerPool, RunLedger} from '../../consumer/run-ledger';
+import {LogCapture} from '../fixtures/log-capture';
+import {
+  givenCatalog,
+  sql,
+  TEST_DATABASE_URL,
+  truncateAll,
+} from '../fixtures/test-database';
+
+describe('run ledger', () => {
+  const logs = new LogCapture();
+  let pools: Pool[] = [];
+  const ledgerPool = (durable: boolean) => {
+    const pool = createLedgerPool(TEST_DATABASE_URL, logs.logger, durable);
+    pools.push(pool);
+    return pool;
+  };
+
+  beforeEach(async () => {
+    await truncateAll();
+    await givenCatalog();
+  });
+  afterEach(async () => {
+    await Promise.all(pools.map(pool => pool.end()));
+    pools = [];
+  });
+
+  async function givenExecution(status = 'published'): Promise<number> {
+    const [scheduler] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id)
+       VALUES ('t', '* * * * *', 1) RETURNING id`,
+    );
+    const [execution] = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status, published_at)
+       VALUES ($1, 'cron-2026-11-21-10-00', 'test', $2, now()) RETURNING id`,
+      [scheduler.id, status],
+    );
+    return Number(execution.id);
+  }
+
+  const row = async (id: number) =>
+    (await sql(`SELECT * FROM scheduler_execution WHERE id = $1`, [id]))[0];
+
+  it('commits asynchronously by default and durably when configured', async () => {
+    const setting = async (pool: Pool) =>
+      (await pool.query('SHOW synchronous_commit')).rows[0]
+        .synchronous_commit as string;
+    expect(await setting(ledgerPool(false))).to.equal('off');
+    expect(await setting(ledgerPool(true))).to.equal('on');
+  });
+
+  it('makes an asynchronously committed mark visible to other sessions at once', async () => {
+    const id = await givenExecution();
+    const ledger = new RunLedger(ledgerPool(false));
+    const at = new Date('2026-11-21T10:00:01Z');
+    expect(await ledger.start(id, at)).to.be.true();
+    // `sql` opens its own session: what a redelivery on another consumer sees.
+    expect(await row(id)).to.containDeep({
+      status: 'running',
+      attempts: 1,
+      started_at: at,
+    });
+    await ledger.finished(id, 'succeeded', new Date(at.getTime() + 250), 250);
+    expect(await row(id)).to.containDeep({
+      status: 'succeeded',
+      duration_ms: 250,
+    });
+    expect(await ledger.start(id, at)).to.be.false();
+    expect((await row(id)).attempts).to.equal(1);
+  });
+
+  it('runs an unknown execution id without recording it, and counts attempts', async () => {
+    const ledger = new RunLedger(ledgerPool(false));
+    expect(await ledger.start(987654, new Date())).to.be.true();
+    expect(await sql(`SELECT id FROM scheduler_execution`)).to.have.length(0);
+
+    const id = await givenExecution('retrying');
+    await ledger.start(id, new Date());
+    await ledger.finished(id, 'retrying', new Date(), 5, 'exit code 3');
+    await ledger.start(id, new Date());
+    expect(await row(id)).to.containDeep({
+      status: 'running',
+      attempts: 2,
+      last_error: 'exit code 3',
+      finished_at: null,
+    });
+  });
+});
