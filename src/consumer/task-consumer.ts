@@ -183,6 +183,8 @@ export class TaskConsumer {
       scheduler_id: task.scheduler_id,
       execution_key: executionKey,
       attempt,
+      // Redelivered after a consumer or connection died mid-task, not a retry.
+      ...(message.fields.redelivered ? {redelivered: true} : {}),
     });
     const {ledger} = this.options;
     if (!(await ledger.start(executionId, this.clock()))) {

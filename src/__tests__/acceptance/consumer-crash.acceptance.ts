@@ -1,0 +1,132 @@
+import {expect} from '@loopback/testlab';
+import {readFileSync, rmSync} from 'node:fs';
+import path from 'node:path';
+import {TASK_QUEUE} from '../../queue/topology';
+import {drainQueue, resetBroker} from '../fixtures/test-broker';
+import {
+  eventually,
+  givenWorkersDir,
+  publishTask,
+} from '../fixtures/test-consumer';
+import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {ServiceProcess, startService} from '../fixtures/service-process';
+
+/**
+ * A real `APP_MODE=worker` process is SIGKILLed in the middle of a task. The
+ * whole process group dies (as in a container stop or a cgroup kill), so the
+ * worker it spawned dies with it.
+ */
+describe('consumer process killed mid-task', () => {
+  let workersDir: string;
+  const services: ServiceProcess[] = [];
+  const probe = () => path.join(workersDir, 'probe.out');
+  const probeLines = () => {
+    try {
+      return readFileSync(probe(), 'utf8').split('\n').filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+
+  before(() => {
+    workersDir = givenWorkersDir({
+      // Writes "start", works for 1.5 s, then writes "done": the side effect.
+      probe: `#!/bin/sh\necho start >> "$(dirname "$0")/probe.out"\nsleep 1.5\necho done >> "$(dirname "$0")/probe.out"\n`,
+    });
+  });
+  after(() => rmSync(workersDir, {recursive: true, force: true}));
+  beforeEach(async () => {
+    rmSync(probe(), {force: true});
+    await truncateAll();
+    await givenCatalog();
+    await resetBroker();
+    await sql(`UPDATE worker SET command = 'probe' WHERE id = 1`);
+  });
+  afterEach(async () => {
+    for (const service of services.splice(0)) {
+      if (
+        service.child.exitCode === null &&
+        service.child.signalCode === null
+      ) {
+        process.kill(-service.child.pid!, 'SIGKILL');
+        await service.exited();
+      }
+    }
+  });
+
+  async function givenConsumerProcess(): Promise<ServiceProcess> {
+    const service = startService(
+      {APP_MODE: 'worker', WORKERS_DIR: workersDir},
+      {ownProcessGroup: true},
+    );
+    services.push(service);
+    await service.waitForLog('Consuming tasks');
+    return service;
+  }
+
+  it('redelivers the task to another consumer, which completes it once', async () => {
+    const [scheduler] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id)
+       VALUES ('crash', '* * * * *', 1) RETURNING id`,
+    );
+    const [execution] = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status, published_at)
+       VALUES ($1, 'cron-2026-11-21-10-00', 'test', 'published', now()) RETURNING id`,
+      [scheduler.id],
+    );
+    const executionId = Number(execution.id);
+    const ledger = async () =>
+      (
+        await sql(
+          `SELECT status, attempts FROM scheduler_execution WHERE id = $1`,
+          [executionId],
+        )
+      )[0];
+
+    const first = await givenConsumerProcess();
+    await publishTask(
+      {
+        type: 'worker',
+        id: 1,
+        scheduler_id: scheduler.id,
+        params_scheduler: '{}',
+      },
+      {
+        'x-execution-id': executionId,
+        'x-execution-key': 'cron-2026-11-21-10-00',
+      },
+    );
+    await eventually(
+      () => (probeLines().includes('start') ? true : undefined),
+      10_000,
+      'the first attempt to start',
+    );
+    process.kill(-first.child.pid!, 'SIGKILL');
+    expect((await first.exited()).signal).to.equal('SIGKILL');
+    expect(await ledger()).to.containDeep({status: 'running', attempts: 1});
+
+    const second = await givenConsumerProcess();
+    await eventually(
+      async () => ((await ledger()).status === 'succeeded' ? true : undefined),
+      15_000,
+      'the redelivered run to succeed',
+    );
+    expect(await ledger()).to.containDeep({status: 'succeeded', attempts: 2});
+    // Killed before "done", then run once more to the end: one side effect.
+    expect(probeLines()).to.deepEqual(['start', 'start', 'done']);
+    const started = second
+      .records()
+      .filter(record => record.msg === 'Task started');
+    expect(started).to.have.length(1);
+    // A redelivery is not a retry: same attempt number, flagged in the log.
+    expect(started[0]).to.containDeep({
+      scheduler_id: scheduler.id,
+      attempt: 1,
+      redelivered: true,
+    });
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+
+    second.child.kill('SIGTERM');
+    expect((await second.exited()).code).to.equal(0);
+  });
+});
