@@ -40,6 +40,7 @@ import type {Logger} from './logging/logger';
 import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
+import {BearerSecurityEnhancer} from './openapi/bearer-security.enhancer';
 import {ErrorResponsesEnhancer} from './openapi/error-responses.enhancer';
 
 export const PUBLIC_DIR = path.resolve(__dirname, '../public');
@@ -114,6 +115,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       this.controller(defineCrudController(resource));
     }
     this.add(createBindingFromClass(ErrorResponsesEnhancer));
+    this.add(createBindingFromClass(BearerSecurityEnhancer));
     this.configure(RestExplorerBindings.COMPONENT).to({path: '/explorer'});
     this.component(RestExplorerComponent);
     mountOutsideApi(this.restServer.requestHandler as express.Application, {

@@ -190,6 +190,14 @@ describe('authorization: role x operation', () => {
 
   it('requires a token on every operation except the public ones', async () => {
     const spec = (await given.client.get('/api/openapi.json').expect(200)).body;
+    expect(spec.components.securitySchemes).to.deepEqual({
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'The token from POST /auth/login',
+      },
+    });
     const PUBLIC = new Set(['GET /ping', 'POST /auth/login']);
     const checked: string[] = [];
     for (const [path, methods] of Object.entries(
@@ -197,6 +205,14 @@ describe('authorization: role x operation', () => {
     )) {
       for (const method of Object.keys(methods)) {
         const name = `${method.toUpperCase()} ${path}`;
+        // The document says what the server does: bearer on all but the public ones.
+        const declared = (methods as Record<string, {security?: object}>)[
+          method
+        ].security;
+        expect({name, declared}).to.deepEqual({
+          name,
+          declared: PUBLIC.has(name) ? undefined : [{bearerAuth: []}],
+        });
         if (PUBLIC.has(name)) continue;
         const url = `/api${path.replace('{id}', '1')}`;
         const res = await given.client[method as 'get'](url).send({});

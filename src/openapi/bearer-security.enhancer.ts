@@ -1,0 +1,60 @@
+import {getAuthenticateMetadata} from '@loopback/authentication';
+import {
+  Constructor,
+  Context,
+  CoreBindings,
+  CoreTags,
+  inject,
+  injectable,
+} from '@loopback/core';
+import {asSpecEnhancer, OASEnhancer, OpenApiSpec} from '@loopback/rest';
+import {forEachOperation} from './operations';
+
+export const BEARER_SCHEME_NAME = 'bearerAuth';
+
+/**
+ * Declares the JWT bearer scheme and marks each operation whose controller
+ * method is behind `@authenticate` with it, so the explorer offers
+ * "Authorize" and generated clients know which calls need the token. The
+ * marks come from the same metadata the authentication action enforces, so
+ * the document cannot drift from what the server does.
+ */
+@injectable(asSpecEnhancer)
+export class BearerSecurityEnhancer implements OASEnhancer {
+  name = 'bearer-security';
+
+  constructor(
+    @inject(CoreBindings.APPLICATION_INSTANCE)
+    private readonly app: Context,
+  ) {}
+
+  modifySpec(spec: OpenApiSpec): OpenApiSpec {
+    const controllers = new Map<string, Constructor<{}>>();
+    for (const binding of this.app.findByTag(CoreTags.CONTROLLER)) {
+      const ctor = binding.valueConstructor;
+      if (ctor) controllers.set(ctor.name, ctor);
+    }
+    spec.components = {
+      ...spec.components,
+      securitySchemes: {
+        ...spec.components?.securitySchemes,
+        [BEARER_SCHEME_NAME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'The token from POST /auth/login',
+        },
+      },
+    };
+    forEachOperation(spec, operation => {
+      const controller = controllers.get(operation['x-controller-name']);
+      const method = operation['x-operation-name'];
+      if (!controller || typeof method !== 'string') return;
+      const metadata = getAuthenticateMetadata(controller, method);
+      if (metadata?.some(entry => !entry.skip)) {
+        operation.security = [{[BEARER_SCHEME_NAME]: []}];
+      }
+    });
+    return spec;
+  }
+}
