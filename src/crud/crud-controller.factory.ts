@@ -54,6 +54,15 @@ const json = (schema: object) => ({content: {'application/json': {schema}}});
  * offered. Tagged with the model name, so a client generator produces
  * `<Model>Service`.
  */
+/*
+ * Error responses go into each operation's own `responses`, not through
+ * `@oas.response`: that decorator's metadata is not inherited through the
+ * mixin chain below, so only the outermost class's entries survived. The
+ * error-responses enhancer gives them the uniform error body schema.
+ */
+const NOT_FOUND = {'404': {description: 'No such record'}};
+const INVALID = {'422': {description: 'Validation failed'}};
+
 export function defineCrudController<E extends Entity>(
   resource: CrudResource<E>,
 ): Constructor<unknown> {
@@ -98,9 +107,9 @@ export function defineCrudController<E extends Entity>(
     @get(itemPath, {
       responses: {
         '200': {description: `The ${model.modelName}`, ...json(itemSchema)},
+        ...NOT_FOUND,
       },
     })
-    @oas.response(404, {description: 'No such record'})
     @authorize({allowedRoles: access.read})
     async findById(@idParam(model) id: Id): Promise<E> {
       return this.loadVisible(id);
@@ -135,9 +144,9 @@ export function defineCrudController<E extends Entity>(
             description: `The created ${model.modelName}`,
             ...json(itemSchema),
           },
+          ...INVALID,
         },
       })
-      @oas.response(422, {description: 'Validation failed'})
       @authorize({allowedRoles: access.create!})
       async create(
         @requestBody({required: true, ...json(createBodySchema(resource))})
@@ -163,10 +172,10 @@ export function defineCrudController<E extends Entity>(
             description: `The updated ${model.modelName}`,
             ...json(itemSchema),
           },
+          ...NOT_FOUND,
+          ...INVALID,
         },
       })
-      @oas.response(404, {description: 'No such record'})
-      @oas.response(422, {description: 'Validation failed'})
       @authorize({allowedRoles: access.update!})
       async updateById(
         @idParam(model) id: Id,
@@ -188,8 +197,9 @@ export function defineCrudController<E extends Entity>(
 
   const withDelete = (base: Base) => {
     class DeleteController extends base {
-      @del(itemPath, {responses: {'204': {description: 'Deleted permanently'}}})
-      @oas.response(404, {description: 'No such record'})
+      @del(itemPath, {
+        responses: {'204': {description: 'Deleted permanently'}, ...NOT_FOUND},
+      })
       @authorize({allowedRoles: access.delete!})
       async deleteById(@idParam(model) id: Id): Promise<void> {
         const current = await this.loadVisible(id);

@@ -62,6 +62,22 @@ describe('OpenAPI document for client generators', () => {
     }
   });
 
+  it('lists 404 on every operation on one record and 422 on every write with a body', () => {
+    const missing: string[] = [];
+    forEachOperation(served, (operation, path) => {
+      const statuses = Object.keys(operation.responses);
+      const name = `${operation['x-operation-name']} ${path}`;
+      if (/\{id\}/.test(path) && !statuses.includes('404')) {
+        missing.push(`${name}: 404`);
+      }
+      const writes = ['create', 'updateById'];
+      if (writes.includes(operation['x-operation-name'])) {
+        if (!statuses.includes('422')) missing.push(`${name}: 422`);
+      }
+    });
+    expect(missing).to.deepEqual([]);
+  });
+
   it('describes the body that a failed request really carries', async () => {
     await truncateAll();
     const {operator} = await givenTeam(given.app);
