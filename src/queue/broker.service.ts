@@ -1,4 +1,10 @@
-import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import {
+  BindingScope,
+  inject,
+  injectable,
+  lifeCycleObserver,
+  LifeCycleObserver,
+} from '@loopback/core';
 import {HttpErrors} from '@loopback/rest';
 import type {AppConfig} from '../config';
 import {AppBindings, LoggingBindings} from '../keys';
@@ -10,7 +16,11 @@ import {assertTopology, brokerTopology, retrySettings} from './topology';
 /**
  * The API's way to the broker (re-drives). It connects on first use, so the
  * API starts and serves while RabbitMQ is down; a publish then answers 503.
+ * A singleton: in the default transient scope every request got its own
+ * instance, opened its own connection, and the one the lifecycle stopped
+ * was never the one in use, so connections leaked and kept reconnecting.
  */
+@injectable({scope: BindingScope.SINGLETON})
 @lifeCycleObserver('roles')
 export class BrokerService implements LifeCycleObserver {
   private readonly logger: Logger;

@@ -2,7 +2,11 @@ import {expect} from '@loopback/testlab';
 import {TASK_QUEUE} from '../../queue/topology';
 import {asUser, givenTeam, Team} from '../fixtures/security';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
-import {drainQueue, resetBroker} from '../fixtures/test-broker';
+import {
+  drainQueue,
+  resetBroker,
+  vhostConnectionNames,
+} from '../fixtures/test-broker';
 import {givenCatalog, truncateAll, sql} from '../fixtures/test-database';
 
 describe('failed tasks and run history API', () => {
@@ -107,6 +111,28 @@ describe('failed tasks and run history API', () => {
     expect(JSON.parse(second.content.toString()).params_scheduler).to.equal(
       '{"batch":5}',
     );
+  });
+
+  it('shares one broker connection across re-drives and closes it when the app stops', async () => {
+    const mine = async () =>
+      (await vhostConnectionNames()).filter(
+        name => name === `task-scheduler ${process.pid}`,
+      ).length;
+    const baseline = await mine();
+    const other = await givenRunningApp();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const id = await givenFailedTask();
+        await asUser(other.client, team.operator)
+          .post(`/api/failed-tasks/${id}/redrive`)
+          .expect(202);
+      }
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(3);
+      expect(await mine()).to.equal(baseline + 1);
+    } finally {
+      await other.app.stop();
+    }
+    expect(await mine()).to.equal(baseline);
   });
 
   it('refuses to re-drive a poison message, a deleted scheduler, or for a viewer', async () => {
