@@ -1,4 +1,3 @@
-import ExcelJS from 'exceljs';
 import {once} from 'node:events';
 import {finished} from 'node:stream/promises';
 import type {Writable} from 'node:stream';
@@ -13,6 +12,8 @@ export const ExcelRenderer: ReportRenderer = {
     'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   extension: 'xlsx',
   async render(input: RenderInput, out: Writable): Promise<number> {
+    // Loaded on first use: processes that never write .xlsx don't carry it.
+    const {default: ExcelJS} = await import('exceljs');
     const done = finished(out);
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
       stream: out,

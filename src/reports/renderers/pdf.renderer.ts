@@ -1,7 +1,6 @@
 import {once} from 'node:events';
 import type {Writable} from 'node:stream';
 import {finished} from 'node:stream/promises';
-import PDFDocument from 'pdfkit';
 import {cellText, RenderInput, ReportRenderer} from './renderer';
 
 const MARGIN = 30;
@@ -20,6 +19,8 @@ export const PdfRenderer: ReportRenderer = {
   contentType: 'application/pdf',
   extension: 'pdf',
   async render(input: RenderInput, out: Writable): Promise<number> {
+    // Loaded on first use: processes that never write PDF don't carry it.
+    const {default: PDFDocument} = await import('pdfkit');
     const doc = new PDFDocument({
       size: 'A4',
       layout: 'landscape',
