@@ -345,6 +345,24 @@ describe('POST /reports/generate', () => {
     expect(row[header.indexOf('Schedule')]).to.equal('0 2 * * *');
   });
 
+  it('accepts only registered report classes in the report catalog', async () => {
+    const admin = asUser(given.client, team.admin);
+    const res = await admin
+      .post('/api/reports')
+      .send({name: 'Sales', controller: 'SalesReport'})
+      .expect(422);
+    expect(res.body.error.details[0].info.allowedValues).to.deepEqual([
+      'ExecutionsReport',
+      'FailedTasksReport',
+      'SchedulerInventoryReport',
+      'SelfCheckReport',
+    ]);
+    await admin
+      .post('/api/reports')
+      .send({name: 'Runs', controller: 'ExecutionsReport'})
+      .expect(201);
+  });
+
   it('needs a token (401) and an operator or admin (403)', async () => {
     await given.client
       .post('/api/reports/generate')
