@@ -14,6 +14,7 @@ import {
   ReportDeliveryError,
   reportWorkDir,
   ReportServices,
+  ReportTimeoutError,
 } from '../../reports/report-runner';
 import {LogCapture} from '../fixtures/log-capture';
 import {sql, TEST_DATABASE_URL, truncateAll} from '../fixtures/test-database';
@@ -172,5 +173,23 @@ describe('report delivery (real SMTP server, real database)', () => {
     expect(error).to.be.instanceOf(ReportDeliveryError);
     expect(error.message).to.match(/e-mail delivery failed: .*relay refused/);
     expect(logs.find('Report e-mail failed')).to.not.be.empty();
+  });
+
+  it('stops rendering once its time is up', async () => {
+    const prepared = prepareReport(
+      {controller: 'SchedulerInventoryReport'},
+      {now: new Date(), timeZone: 'UTC', userId: null},
+    );
+    // One row to render, so the timeout check between rows is reached.
+    await sql(`INSERT INTO reminder (message) VALUES ('m')`);
+    await sql(
+      `INSERT INTO scheduler (description, schedule, reminder_id)
+       SELECT 'r', '* * * * *', id FROM reminder`,
+    );
+    const work = await reportWorkDir();
+    cleanups.push(work.cleanup);
+    await expect(
+      renderReport(prepared, services(), work.dir, AbortSignal.abort()),
+    ).to.be.rejectedWith(ReportTimeoutError);
   });
 });
