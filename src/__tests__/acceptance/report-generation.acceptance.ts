@@ -4,10 +4,10 @@ import ExcelJS from 'exceljs';
 import {mkdtemp, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
-import {PDFParse} from 'pdf-parse';
 import type {Response} from 'supertest';
 import {ReportBindings} from '../../keys';
 import {TASK_QUEUE} from '../../queue/topology';
+import {pdfText} from '../fixtures/pdf-text';
 import {asUser, givenTeam, Team} from '../fixtures/security';
 import {givenRunningApp, givenTestConfig, TestApp} from '../fixtures/test-app';
 import {drainQueue, resetBroker} from '../fixtures/test-broker';
@@ -156,9 +156,7 @@ describe('POST /reports/generate', () => {
     expect(pdf.headers['content-disposition']).to.equal(
       'attachment; filename="runs.pdf"',
     );
-    const parser = new PDFParse({data: pdf.body});
-    const {text} = await parser.getText();
-    await parser.destroy();
+    const {text} = await pdfText(pdf.body);
     expect(text).to.match(/cron-2026-11-20-23-59/);
     expect(text).to.not.match(/cron-2026-11-19-02-00/);
   });

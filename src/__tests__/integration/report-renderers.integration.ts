@@ -5,8 +5,8 @@ import {createWriteStream} from 'node:fs';
 import {mkdtemp, readFile, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
-import {PDFParse} from 'pdf-parse';
 import {RENDERERS} from '../../reports/renderers';
+import {pdfText} from '../fixtures/pdf-text';
 import {cellText} from '../../reports/renderers/renderer';
 import type {ReportColumn, ReportRow} from '../../reports/report';
 
@@ -103,9 +103,7 @@ describe('report renderers (files read back)', () => {
     }));
     const {count, file} = await render('PDF', rows);
     expect(count).to.equal(120);
-    const parser = new PDFParse({data: await readFile(file)});
-    const result = await parser.getText();
-    await parser.destroy();
+    const result = await pdfText(await readFile(file));
     expect(result.total).to.be.greaterThan(1);
     expect(result.text).to.containEql('Test report');
     const lines = result.text
