@@ -1,4 +1,9 @@
-import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import {
+  BindingScope,
+  inject,
+  lifeCycleObserver,
+  LifeCycleObserver,
+} from '@loopback/core';
 import {HttpErrors} from '@loopback/rest';
 import type {AppConfig} from '../config';
 import {AppBindings, LoggingBindings} from '../keys';
@@ -11,7 +16,9 @@ import {assertTopology, brokerTopology, retrySettings} from './topology';
  * The API's way to the broker (re-drives). It connects on first use, so the
  * API starts and serves while RabbitMQ is down; a publish then answers 503.
  */
-@lifeCycleObserver('roles')
+// One instance per application: a transient one would open a connection per
+// request and never be the instance that stop() closes.
+@lifeCycleObserver('roles', {scope: BindingScope.SINGLETON})
 export class BrokerService implements LifeCycleObserver {
   private readonly logger: Logger;
   private connection?: AmqpConnection;
