@@ -1,4 +1,9 @@
-import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import {
+  BindingScope,
+  inject,
+  lifeCycleObserver,
+  LifeCycleObserver,
+} from '@loopback/core';
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
 import {createPool} from '../database/pg-pool';
@@ -12,7 +17,9 @@ import type {ReportServices} from './report-runner';
  * queued-run transaction, the mailer and the clock. Both are made on first
  * use and closed on stop.
  */
-@lifeCycleObserver('roles')
+// One instance per application: a transient one would open a connection per
+// request and never be the instance that stop() closes.
+@lifeCycleObserver('roles', {scope: BindingScope.SINGLETON})
 export class ReportGenerationService implements LifeCycleObserver {
   private readonly logger: Logger;
   private pool?: Pool;

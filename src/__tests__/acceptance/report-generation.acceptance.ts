@@ -6,6 +6,7 @@ import {tmpdir} from 'node:os';
 import path from 'node:path';
 import type {Response} from 'supertest';
 import {ReportBindings} from '../../keys';
+import type {ReportGenerationService} from '../../reports/report-generation.service';
 import {TASK_QUEUE} from '../../queue/topology';
 import {pdfText} from '../fixtures/pdf-text';
 import {asUser, givenTeam, Team} from '../fixtures/security';
@@ -359,6 +360,23 @@ describe('POST /reports/generate', () => {
       .post('/api/reports')
       .send({name: 'Runs', controller: 'ExecutionsReport'})
       .expect(201);
+  });
+
+  it('keeps one report service and one broker connection per application, closed on stop', async () => {
+    const other = await givenRunningApp();
+    const reports = await other.app.get<ReportGenerationService>(
+      'services.ReportGenerationService',
+    );
+    expect(await other.app.get('services.ReportGenerationService')).to.equal(
+      reports,
+    );
+    expect(await other.app.get('services.BrokerService')).to.equal(
+      await other.app.get('services.BrokerService'),
+    );
+    const {db} = reports.services();
+    await db.query('SELECT 1');
+    await other.app.stop();
+    expect(db.ended).to.be.true();
   });
 
   it('needs a token (401) and an operator or admin (403)', async () => {
