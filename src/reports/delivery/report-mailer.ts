@@ -2,6 +2,7 @@ import {randomUUID} from 'node:crypto';
 import {mkdir, writeFile} from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, {Transporter} from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type {ReportConfig} from '../../config';
 import type {Logger} from '../../logging/logger';
 
@@ -43,7 +44,7 @@ export class ReportMailer {
       ? nodemailer.createTransport({
           url: config.smtpUrl,
           ...SMTP_TIMEOUTS,
-        } as never)
+        } satisfies SMTPTransport.Options)
       : nodemailer.createTransport({streamTransport: true, buffer: true});
   }
 
