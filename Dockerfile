@@ -20,6 +20,8 @@ COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node migrations ./migrations
 COPY --chown=node:node public ./public
+# Report e-mails land here as .eml files while SMTP_URL is unset (mount a volume to keep them).
+RUN mkdir -p var/mail-outbox && chown -R node:node var
 USER node
 EXPOSE 3000
 CMD ["node", "dist/index.js"]

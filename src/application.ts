@@ -21,6 +21,7 @@ import type {AppConfig, AppMode} from './config';
 import {AuthController} from './controllers/auth.controller';
 import {FailedTaskRedriveController} from './controllers/failed-task-redrive.controller';
 import {PingController} from './controllers/ping.controller';
+import {ReportGenerationController} from './controllers/report-generation.controller';
 import {SchedulerHistoryController} from './controllers/scheduler-history.controller';
 import {
   POSTGRES_DATASOURCE_CONFIG,
@@ -35,6 +36,7 @@ import {AppBindings, AuthBindings, LoggingBindings} from './keys';
 import {ConsumerComponent} from './consumer/consumer.component';
 import {ProducerComponent} from './producer/producer.component';
 import {BrokerService} from './queue/broker.service';
+import {ReportGenerationService} from './reports/report-generation.service';
 import {RESOURCES} from './resources';
 import type {Logger} from './logging/logger';
 import {ErrorResponseProvider} from './middleware/error-response';
@@ -111,6 +113,8 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(SchedulerHistoryController);
     this.controller(FailedTaskRedriveController);
     this.service(BrokerService);
+    this.controller(ReportGenerationController);
+    this.service(ReportGenerationService);
     for (const resource of RESOURCES) {
       this.controller(defineCrudController(resource));
     }

@@ -49,6 +49,17 @@ export interface AppConfig {
   workersDir: string;
   /** First admin, created by `npm run migrate` when no admin exists. */
   initialAdmin?: {email: string; password: string};
+  reports: ReportConfig;
+}
+
+/** What report generation and delivery need; also all a report child reads. */
+export interface ReportConfig {
+  /** smtp(s)://user:pass@host:port; unset = write .eml files to `mailOutboxDir`. */
+  smtpUrl?: string;
+  mailFrom: string;
+  mailOutboxDir: string;
+  /** How long POST /reports/generate may run an instant report. */
+  instantTimeoutMs: number;
 }
 
 export interface JwtConfig {
@@ -248,6 +259,69 @@ function timeZone(raw: string, name: string): string {
   return raw;
 }
 
+function mailAddress(raw: string, name: string): string {
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(raw.trim())) {
+    throw new ConfigError(name, `must be an e-mail address (got "${raw}")`);
+  }
+  return raw.trim();
+}
+
+function readReports(env: Env): ReportConfig {
+  return {
+    smtpUrl: readOptional(env, 'SMTP_URL', url(['smtp:', 'smtps:'])),
+    mailFrom: read(env, 'MAIL_FROM', 'task-scheduler@localhost', mailAddress),
+    mailOutboxDir: path.resolve(
+      PROJECT_ROOT,
+      read<string>(env, 'MAIL_OUTBOX_DIR', 'var/mail-outbox', nonEmpty),
+    ),
+    instantTimeoutMs: read(
+      env,
+      'REPORT_INSTANT_TIMEOUT_MS',
+      60_000,
+      integer(1000, 10 * 60 * 1000),
+    ),
+  };
+}
+
+function readDatabaseUrl(env: Env): string {
+  return read(
+    env,
+    'DATABASE_URL',
+    'postgres://postgres@127.0.0.1:5432/task_scheduler',
+    url(['postgres:', 'postgresql:']),
+  );
+}
+
+/** The configuration of a report child process: reports only, no secrets it does not use. */
+export function loadReportChildConfig(env: Env = process.env): {
+  databaseUrl: string;
+  /** CRON_TZ: the zone of template variables and date-only params. */
+  timeZone: string;
+  reports: ReportConfig;
+} {
+  return {
+    databaseUrl: readDatabaseUrl(env),
+    timeZone: read(env, 'CRON_TZ', 'UTC', timeZone),
+    reports: readReports(env),
+  };
+}
+
+/**
+ * The environment a report child receives: the common child variables plus
+ * what reports read (database, time zone, mail). Never JWT or broker secrets.
+ */
+export function reportChildEnv(config: AppConfig): Record<string, string> {
+  const {reports} = config;
+  return {
+    ...config.childEnv,
+    DATABASE_URL: config.databaseUrl,
+    CRON_TZ: config.cronTimeZone,
+    MAIL_FROM: reports.mailFrom,
+    MAIL_OUTBOX_DIR: reports.mailOutboxDir,
+    ...(reports.smtpUrl ? {SMTP_URL: reports.smtpUrl} : {}),
+  };
+}
+
 function read<T>(env: Env, name: string, fallback: T, parse: Parser<T>): T {
   const raw = env[name];
   return raw === undefined ? fallback : parse(raw, name);
@@ -276,12 +350,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: read(env, 'PORT', 3000, integer(0, 65535)),
     host: read(env, 'HOST', '127.0.0.1', nonEmpty),
     apiBasePath: read(env, 'API_BASE_PATH', '/api', basePath),
-    databaseUrl: read(
-      env,
-      'DATABASE_URL',
-      'postgres://postgres@127.0.0.1:5432/task_scheduler',
-      url(['postgres:', 'postgresql:']),
-    ),
+    databaseUrl: readDatabaseUrl(env),
     amqpUrl: read(
       env,
       'AMQP_URL',
@@ -347,5 +416,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
       read<string>(env, 'WORKERS_DIR', 'scripts/workers', nonEmpty),
     ),
     initialAdmin: readInitialAdmin(env),
+    reports: readReports(env),
   };
 }

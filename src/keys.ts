@@ -36,3 +36,8 @@ export namespace ConsumerBindings {
       'consumer.executors',
     );
 }
+
+export namespace ReportBindings {
+  /** The clock report templates and periods are read on; tests bind their own. */
+  export const CLOCK = BindingKey.create<() => Date>('reports.clock');
+}

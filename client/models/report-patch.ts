@@ -10,7 +10,7 @@ export interface ReportPatch {
   /**
    * Report class name from the report registry
    */
-  controller?: string;
+  controller?: 'ExecutionsReport' | 'FailedTasksReport' | 'SchedulerInventoryReport' | 'SelfCheckReport';
   default_params?: {
 };
   description?: string | null;

@@ -10,7 +10,7 @@ export interface Report {
   /**
    * Report class name from the report registry
    */
-  controller: string;
+  controller: 'ExecutionsReport' | 'FailedTasksReport' | 'SchedulerInventoryReport' | 'SelfCheckReport';
   created_at?: string;
   default_params?: {
 };

@@ -18,7 +18,16 @@ import { find } from '../fn/report/find';
 import { Find$Params } from '../fn/report/find';
 import { findById } from '../fn/report/find-by-id';
 import { FindById$Params } from '../fn/report/find-by-id';
+import { generate$Csv } from '../fn/report/generate-csv';
+import { Generate$Csv$Params } from '../fn/report/generate-csv';
+import { generate$Json } from '../fn/report/generate-json';
+import { Generate$Json$Params } from '../fn/report/generate-json';
+import { generate$Pdf } from '../fn/report/generate-pdf';
+import { Generate$Pdf$Params } from '../fn/report/generate-pdf';
+import { generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet } from '../fn/report/generate-vnd-openxmlformats-officedocument-spreadsheetml-sheet';
+import { Generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet$Params } from '../fn/report/generate-vnd-openxmlformats-officedocument-spreadsheetml-sheet';
 import { Report } from '../models/report';
+import { ReportDelivered } from '../models/report-delivered';
 import { updateById } from '../fn/report/update-by-id';
 import { UpdateById$Params } from '../fn/report/update-by-id';
 
@@ -26,6 +35,105 @@ import { UpdateById$Params } from '../fn/report/update-by-id';
 export class ReportService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
     super(config, http);
+  }
+
+  /** Path part for operation `reportGenerationControllerGenerate()` */
+  static readonly ReportGenerationControllerGeneratePath = '/reports/generate';
+
+  /**
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `generate$Csv()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$Csv$Response(params: Generate$Csv$Params, context?: HttpContext): Observable<StrictHttpResponse<Blob>> {
+    const obs = generate$Csv(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `generate$Csv$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$Csv(params: Generate$Csv$Params, context?: HttpContext): Observable<Blob> {
+    const resp = this.generate$Csv$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<Blob>): Blob => r.body)
+    );
+  }
+
+  /**
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet$Response(params: Generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet$Params, context?: HttpContext): Observable<StrictHttpResponse<Blob>> {
+    const obs = generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet(params: Generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet$Params, context?: HttpContext): Observable<Blob> {
+    const resp = this.generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<Blob>): Blob => r.body)
+    );
+  }
+
+  /**
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `generate$Pdf()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$Pdf$Response(params: Generate$Pdf$Params, context?: HttpContext): Observable<StrictHttpResponse<Blob>> {
+    const obs = generate$Pdf(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `generate$Pdf$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$Pdf(params: Generate$Pdf$Params, context?: HttpContext): Observable<Blob> {
+    const resp = this.generate$Pdf$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<Blob>): Blob => r.body)
+    );
+  }
+
+  /**
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `generate$Json()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$Json$Response(params: Generate$Json$Params, context?: HttpContext): Observable<StrictHttpResponse<ReportDelivered>> {
+    const obs = generate$Json(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `generate$Json$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  generate$Json(params: Generate$Json$Params, context?: HttpContext): Observable<ReportDelivered> {
+    const resp = this.generate$Json$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<ReportDelivered>): ReportDelivered => r.body)
+    );
   }
 
   /** Path part for operation `reportControllerFindById()` */

@@ -1,6 +1,6 @@
 import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
 import type {Pool} from 'pg';
-import type {AppConfig} from '../config';
+import {AppConfig, reportChildEnv} from '../config';
 import {createPool} from '../database/pg-pool';
 import {ReminderExecutor} from '../executors/reminder.executor';
 import {ReportExecutor} from '../executors/report.executor';
@@ -75,7 +75,11 @@ export class ConsumerObserver implements LifeCycleObserver {
           ...childOptions,
           workersDir: config.workersDir,
         }),
-        report: new ReportExecutor(this.pool, childOptions),
+        // Reports read the database and send mail: their child gets what that needs.
+        report: new ReportExecutor(this.pool, {
+          ...childOptions,
+          env: reportChildEnv(config),
+        }),
         reminder: new ReminderExecutor(this.pool),
         ...this.executorOverrides,
       },

@@ -1,7 +1,6 @@
 import {
   BindingScope,
   inject,
-  injectable,
   lifeCycleObserver,
   LifeCycleObserver,
 } from '@loopback/core';
@@ -20,8 +19,7 @@ import {assertTopology, brokerTopology, retrySettings} from './topology';
  * instance, opened its own connection, and the one the lifecycle stopped
  * was never the one in use, so connections leaked and kept reconnecting.
  */
-@injectable({scope: BindingScope.SINGLETON})
-@lifeCycleObserver('roles')
+@lifeCycleObserver('roles', {scope: BindingScope.SINGLETON})
 export class BrokerService implements LifeCycleObserver {
   private readonly logger: Logger;
   private connection?: AmqpConnection;

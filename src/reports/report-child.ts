@@ -1,11 +1,16 @@
+import {loadReportChildConfig} from '../config';
+import {createPool} from '../database/pg-pool';
+import {createLogger} from '../logging/logger';
+import {ReportMailer} from './delivery/report-mailer';
 import type {ReportRequest} from './report';
-import {REPORT_REGISTRY} from './registry';
+import {runReport} from './report-runner';
 
 /**
  * Entry point of the report child process. Protocol: the parent sends one
  * `{type: 'run', request}` message; the child answers `{type: 'completed',
  * summary}` and exits 0, or `{type: 'failed', error: {name, message, stack}}`
- * and exits 1.
+ * and exits 1. It runs the same report, renderer and delivery classes as
+ * POST /reports/generate; a delivery failure fails the task (and so retries).
  */
 type ParentMessage = {type: 'run'; request: ReportRequest};
 
@@ -13,17 +18,37 @@ function send(message: object): Promise<void> {
   return new Promise(resolve => process.send!(message, () => resolve()));
 }
 
+async function run(request: ReportRequest): Promise<Record<string, unknown>> {
+  const config = loadReportChildConfig();
+  // Log lines go to stdout, which the consumer captures and logs with the task.
+  const logger = createLogger({level: 'info', service: 'report-child'});
+  const db = createPool(config.databaseUrl, logger, 2);
+  const mailer = new ReportMailer(config.reports, logger);
+  try {
+    const owner =
+      request.scheduler_id === undefined
+        ? []
+        : (
+            await db.query<{user_id: number | null}>(
+              'SELECT user_id FROM scheduler WHERE id = $1',
+              [request.scheduler_id],
+            )
+          ).rows;
+    return await runReport(
+      request,
+      {db, mailer, logger, timeZone: config.timeZone},
+      {now: new Date(), userId: owner[0]?.user_id ?? null},
+    );
+  } finally {
+    mailer.close();
+    await db.end();
+  }
+}
+
 process.once('message', (message: ParentMessage) => {
-  const run = async () => {
-    const ReportClass = REPORT_REGISTRY[message.request.controller];
-    if (!ReportClass) {
-      throw new Error(`unknown report "${message.request.controller}"`);
-    }
-    return new ReportClass().run(message.request);
-  };
-  run().then(
-    async result => {
-      await send({type: 'completed', summary: result.summary});
+  run(message.request).then(
+    async summary => {
+      await send({type: 'completed', summary});
       process.exit(0);
     },
     async (error: Error) => {

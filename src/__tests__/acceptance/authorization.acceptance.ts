@@ -49,7 +49,7 @@ const MATRIX: Case[] = [
   {
     path: '/reports',
     grants: ADMINISTERED,
-    body: () => ({name: 'R', controller: 'SalesReport'}),
+    body: () => ({name: 'R', controller: 'SelfCheckReport'}),
     patch: {name: 'R2'},
   },
   {

@@ -15,7 +15,7 @@ const CRUD = ['find', 'findById', 'create', 'updateById', 'deleteById'];
 
 /** Public method names of a generated service class, in file order. */
 function methodsOf(source: string): string[] {
-  return [...source.matchAll(/^ {2}(\w+\$?\w*)\(/gm)]
+  return [...source.matchAll(/^ {2}(\w+(?:\$\w+)*)\(/gm)]
     .map(match => match[1])
     .filter(name => name !== 'constructor');
 }
@@ -36,6 +36,13 @@ describe('client generation', () => {
   const CUSTOM: Record<string, string[]> = {
     Scheduler: ['findExecutions'],
     FailedTask: ['redrive'],
+    // One variant per response content type of POST /reports/generate.
+    Report: [
+      'generate$Csv',
+      'generate$Json',
+      'generate$Pdf',
+      'generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet',
+    ],
   };
 
   it('generates one <Model>Service per resource with the five CRUD methods and their $Response variants', async () => {

@@ -377,7 +377,7 @@ describe('consumer (cron-worker)', () => {
     const run = await givenRun({report_id: 1});
     const params = {
       controller: 'SelfCheckReport',
-      options_interface: {delivery: {email: true, instant: false}},
+      options_interface: {delivery: {instant: false}},
     };
     await publishTask(
       {

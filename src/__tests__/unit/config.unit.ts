@@ -1,5 +1,11 @@
 import {expect} from '@loopback/testlab';
-import {ConfigError, loadConfig} from '../../config';
+import path from 'node:path';
+import {
+  ConfigError,
+  loadConfig,
+  loadReportChildConfig,
+  reportChildEnv,
+} from '../../config';
 
 function configErrorFor(env: Record<string, string>): ConfigError {
   try {
@@ -146,6 +152,19 @@ describe('loadConfig', () => {
       '10',
       /CRON_SWEEP_AFTER_MS must be an integer between 1000/,
     ],
+    ['SMTP_URL', 'not a url', /SMTP_URL is not a valid URL/],
+    [
+      'SMTP_URL',
+      'http://mail.example.com',
+      /SMTP_URL must be a URL of the form smtp:/,
+    ],
+    ['MAIL_FROM', 'nobody', /MAIL_FROM must be an e-mail address/],
+    ['MAIL_OUTBOX_DIR', ' ', /MAIL_OUTBOX_DIR must not be empty/],
+    [
+      'REPORT_INSTANT_TIMEOUT_MS',
+      '10',
+      /REPORT_INSTANT_TIMEOUT_MS must be an integer between 1000/,
+    ],
   ];
   for (const [variable, value, message] of invalid) {
     it(`rejects ${variable}=${JSON.stringify(value)} naming the variable`, () => {
@@ -212,6 +231,50 @@ describe('loadConfig', () => {
     expect(loadConfig({WORKERS_DIR: '/opt/workers'}).workersDir).to.equal(
       '/opt/workers',
     );
+  });
+
+  it('reads the report settings; mail goes to files under the project when SMTP_URL is unset', () => {
+    expect(loadConfig({}).reports).to.deepEqual({
+      smtpUrl: undefined,
+      mailFrom: 'task-scheduler@localhost',
+      mailOutboxDir: path.resolve(__dirname, '../../../var/mail-outbox'),
+      instantTimeoutMs: 60_000,
+    });
+    expect(
+      loadConfig({
+        SMTP_URL: 'smtps://u:p@mail.example.com:465',
+        MAIL_FROM: 'reports@example.com',
+        MAIL_OUTBOX_DIR: '/var/spool/reports',
+        REPORT_INSTANT_TIMEOUT_MS: '5000',
+      }).reports,
+    ).to.deepEqual({
+      smtpUrl: 'smtps://u:p@mail.example.com:465',
+      mailFrom: 'reports@example.com',
+      mailOutboxDir: '/var/spool/reports',
+      instantTimeoutMs: 5000,
+    });
+  });
+
+  it('gives report children the database, time zone and mail settings, never the JWT secret or broker URL', () => {
+    const config = loadConfig({
+      JWT_SECRET: 'x'.repeat(40),
+      AMQP_URL: 'amqp://u:secret@broker:5672',
+      SMTP_URL: 'smtp://mail:25',
+      CRON_TZ: 'Europe/Berlin',
+    });
+    const env = reportChildEnv(config);
+    expect(env).to.containDeep({
+      DATABASE_URL: config.databaseUrl,
+      CRON_TZ: 'Europe/Berlin',
+      SMTP_URL: 'smtp://mail:25',
+    });
+    expect(Object.keys(env)).to.not.containEql('JWT_SECRET');
+    expect(Object.keys(env)).to.not.containEql('AMQP_URL');
+    expect(loadReportChildConfig(env)).to.deepEqual({
+      databaseUrl: config.databaseUrl,
+      timeZone: 'Europe/Berlin',
+      reports: config.reports,
+    });
   });
 
   it('never echoes a rejected URL, which may hold a password', () => {

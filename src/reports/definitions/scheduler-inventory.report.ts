@@ -1,0 +1,97 @@
+import {nextRun} from '../../scheduling/next-run';
+import {isValidTimeZone} from '../../scheduling/wall-clock';
+import type {ReportDefinition, ReportRow} from '../report';
+import {
+  optionalBoolean,
+  optionalEnumList,
+  refuseUnknownParams,
+} from '../params-check';
+import {pagedRows} from './paged-query';
+
+const KINDS = ['report', 'worker', 'reminder'] as const;
+
+export interface InventoryParams {
+  active_only: boolean;
+  kind?: string[];
+}
+
+interface SchedulerRow {
+  id: number;
+  description: string;
+  kind: string;
+  task_id: number;
+  schedule: string | null;
+  date_time: Date | null;
+  timezone: string | null;
+  status: boolean;
+  stay_alive: boolean;
+  user_id: number | null;
+}
+
+/** Every scheduler with its task, timing, owner and next run time. */
+export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
+  title: 'Scheduler inventory',
+  description:
+    'Schedulers with their next run (report_params: active_only, kind[])',
+  columns: [
+    {key: 'id', header: 'Scheduler', type: 'integer', width: 7},
+    {key: 'description', header: 'Description', type: 'text', width: 26},
+    {key: 'kind', header: 'Kind', type: 'text', width: 7},
+    {key: 'task_id', header: 'Task', type: 'integer', width: 5},
+    {key: 'schedule', header: 'Schedule', type: 'text', width: 18},
+    {key: 'timezone', header: 'Time zone', type: 'text', width: 14},
+    {key: 'status', header: 'Active', type: 'text', width: 6},
+    {key: 'user_id', header: 'Owner', type: 'integer', width: 6},
+    {key: 'next_run_at', header: 'Next run', type: 'datetime', width: 19},
+    {key: 'note', header: 'Note', type: 'text', width: 20},
+  ],
+  parseParams(raw) {
+    refuseUnknownParams(raw, ['active_only', 'kind']);
+    return {
+      active_only: optionalBoolean(raw, 'active_only', false),
+      kind: optionalEnumList(raw, 'kind', KINDS),
+    };
+  },
+  async *rows(params, {db, now, timeZone}) {
+    const schedulers = pagedRows<SchedulerRow>(
+      db,
+      `SELECT * FROM (
+         SELECT id, description,
+                CASE WHEN report_id IS NOT NULL THEN 'report'
+                     WHEN worker_id IS NOT NULL THEN 'worker'
+                     ELSE 'reminder' END AS kind,
+                COALESCE(report_id, worker_id, reminder_id) AS task_id,
+                schedule, date_time, timezone, status, stay_alive, user_id
+           FROM scheduler) s
+        WHERE id > $1 AND (NOT $3::boolean OR status)
+          AND ($4::text[] IS NULL OR kind = ANY($4))
+        ORDER BY id
+        LIMIT $2`,
+      [params.active_only, params.kind ?? null],
+    );
+    for await (const scheduler of schedulers) {
+      const zone =
+        scheduler.timezone && isValidTimeZone(scheduler.timezone)
+          ? scheduler.timezone
+          : timeZone;
+      const next = nextRun(scheduler, now, zone);
+      const row: ReportRow = {
+        id: scheduler.id,
+        description: scheduler.description,
+        kind: scheduler.kind,
+        task_id: scheduler.task_id,
+        schedule:
+          scheduler.schedule ??
+          (scheduler.stay_alive
+            ? 'stay-alive'
+            : (scheduler.date_time?.toISOString() ?? null)),
+        timezone: zone,
+        status: scheduler.status ? 'yes' : 'no',
+        user_id: scheduler.user_id,
+        next_run_at: next.at,
+        note: next.problem ?? null,
+      };
+      yield row;
+    }
+  },
+};

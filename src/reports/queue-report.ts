@@ -1,0 +1,106 @@
+import {randomUUID} from 'node:crypto';
+import type {Pool} from 'pg';
+import type {TaskPublisher} from '../queue/task-publisher';
+import {ReportInputError, ReportRequest} from './report';
+
+export interface QueuedReport {
+  status: 'queued';
+  execution_id: number;
+  execution_key: string;
+  scheduler_id: number;
+}
+
+/** The broker did not confirm the task: nothing was queued. */
+export class ReportNotQueuedError extends Error {
+  override name = 'ReportNotQueuedError';
+  readonly statusCode = 503;
+}
+
+/**
+ * Queues a report as a `report` task. The run is recorded like any other:
+ * as a one-time scheduler that is already disabled (so the producer never
+ * fires it) with one execution row, so the consumer's run ledger, retries,
+ * failed-task record and GET /schedulers/{id}/executions all apply.
+ */
+export async function queueReport(
+  db: Pool,
+  publisher: TaskPublisher,
+  request: ReportRequest,
+  context: {userId: number; now: Date; containerId: string},
+): Promise<QueuedReport> {
+  const {rows: reports} = await db.query<{id: number}>(
+    'SELECT id FROM report WHERE controller = $1 ORDER BY id LIMIT 1',
+    [request.controller],
+  );
+  if (reports.length === 0) {
+    throw new ReportInputError(
+      `No report in the catalog uses controller "${request.controller}": create one (POST /reports) to queue it, or run it with delivery.instant true`,
+      [{path: '/controller', code: 'catalog', message: 'not in the catalog'}],
+    );
+  }
+  const reportId = reports[0].id;
+  const executionKey = `manual-${randomUUID()}`;
+  const client = await db.connect();
+  let schedulerId: number;
+  let executionId: number;
+  try {
+    await client.query('BEGIN');
+    const {rows: schedulers} = await client.query<{id: number}>(
+      `INSERT INTO scheduler (description, date_time, status, report_id, params, user_id)
+       VALUES ($1, $2, false, $3, $4, $5) RETURNING id`,
+      [
+        `On-demand report ${request.controller}`,
+        context.now,
+        reportId,
+        request,
+        context.userId,
+      ],
+    );
+    schedulerId = schedulers[0].id;
+    const {rows: executions} = await client.query<{id: string}>(
+      `INSERT INTO scheduler_execution
+         (scheduler_id, execution_key, slot, executed_at, container_id)
+       VALUES ($1, $2, $3, $3, $4) RETURNING id`,
+      [schedulerId, executionKey, context.now, context.containerId],
+    );
+    executionId = Number(executions[0].id);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  const confirmed = await publisher.publish([
+    {
+      executionId,
+      executionKey,
+      message: {
+        type: 'report',
+        id: reportId,
+        scheduler_id: schedulerId,
+        params_scheduler: JSON.stringify(request),
+      },
+    },
+  ]);
+  if (!confirmed.has(executionId)) {
+    // Nothing half-done stays behind: the execution goes with its scheduler.
+    await db.query('DELETE FROM scheduler WHERE id = $1', [schedulerId]);
+    throw new ReportNotQueuedError(
+      'The broker did not confirm the report task',
+    );
+  }
+  await db.query(
+    `UPDATE scheduler_execution
+        SET published_at = COALESCE(published_at, now()),
+            status = CASE WHEN status = 'claimed' THEN 'published' ELSE status END
+      WHERE id = $1`,
+    [executionId],
+  );
+  return {
+    status: 'queued',
+    execution_id: executionId,
+    execution_key: executionKey,
+    scheduler_id: schedulerId,
+  };
+}
