@@ -37,6 +37,7 @@ import {ProducerComponent} from './producer/producer.component';
 import {BrokerService} from './queue/broker.service';
 import {RESOURCES} from './resources';
 import type {Logger} from './logging/logger';
+import {answerClientErrors} from './middleware/client-error';
 import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
@@ -98,6 +99,19 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       this.component(ConsumerComponent);
     }
   }
+
+  /**
+   * Starts every role, then lets the new HTTP server answer requests its
+   * parser refuses with the uniform error body. A property, not a method,
+   * because the mixin types `start` as one.
+   */
+  override start = async (): Promise<void> => {
+    await super.start();
+    const server = this.restServer.httpServer?.server;
+    if (server) {
+      answerClientErrors(server, this.logger.child({context: 'http'}));
+    }
+  };
 
   private setUpHttp(appConfig: AppConfig): void {
     this.bind(RestBindings.SequenceActions.REJECT).toProvider(
