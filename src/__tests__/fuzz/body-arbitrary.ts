@@ -4,11 +4,23 @@ import {hostileValue, hugeString, prototypeKeys} from './hostile-values';
 import {invalidValue, withKey, withoutKey} from './invalid-values';
 import {JsonSchema, validValue} from './schema-arbitrary';
 
+/**
+ * Builds a body from a record the service itself returned (see record-pool):
+ * `base` fills what the record lacks, one field may then be overridden.
+ */
+export interface RecordRecipe {
+  pick: number;
+  base: Record<string, unknown>;
+  overrides: Record<string, unknown>;
+}
+
 /** Exactly what goes on the wire, so a reproducer can resend it byte for byte. */
 export interface BodyText {
   kind: string;
   text: string;
   contentType: string;
+  /** Set until the runner turns the recipe into `text`, just before sending. */
+  fromRecord?: RecordRecipe;
 }
 
 const JSON_TYPE = 'application/json';
@@ -62,6 +74,37 @@ const asJson =
     contentType,
   });
 
+/**
+ * Bodies built from the service's own records reach what random values
+ * rarely do: rules across fields (a scheduler's cron and task), unique keys,
+ * and the success path of every write.
+ */
+function recordBased(schema: JsonSchema): fc.Arbitrary<BodyText> {
+  const properties = Object.entries(schema.properties ?? {});
+  const override = fc
+    .constantFrom(...properties)
+    .chain(([name, property]) =>
+      fc
+        .oneof(
+          {weight: 2, arbitrary: validValue(property)},
+          {weight: 1, arbitrary: invalidValue(property)},
+        )
+        .map(value => withKey({}, name, value)),
+    );
+  return fc
+    .record({
+      pick: fc.nat(),
+      base: validValue(schema) as fc.Arbitrary<Body>,
+      overrides: fc.option(override, {nil: {}, freq: 2}),
+    })
+    .map(recipe => ({
+      kind: 'from-record',
+      text: '',
+      contentType: JSON_TYPE,
+      fromRecord: recipe,
+    }));
+}
+
 function objectMutations(schema: JsonSchema): fc.Arbitrary<BodyText>[] {
   const valid = validValue(schema) as fc.Arbitrary<Body>;
   const properties = Object.entries(schema.properties ?? {});
@@ -110,8 +153,12 @@ export function bodyFor(
 ): fc.Arbitrary<BodyText | undefined> {
   const schema = operation.body?.schema ?? {type: 'object'};
   const valid = validValue(schema);
+  const fromRecords = Object.keys(schema.properties ?? {}).length
+    ? [{weight: 10, arbitrary: recordBased(schema)}]
+    : [];
   return fc.oneof(
     {weight: 12, arbitrary: valid.map(asJson('valid'))},
+    ...fromRecords,
     ...objectMutations(schema).map(arbitrary => ({weight: 4, arbitrary})),
     {weight: 4, arbitrary: hostileValue().map(asJson('hostile'))},
     {

@@ -4,7 +4,7 @@ import {parseArgs} from 'node:util';
 import {TEST_DATABASE_URL} from '../fixtures/test-database';
 import {describeOperations} from './api-operations';
 import {DataSnapshotter} from './data-snapshot';
-import {Actors, createFuzzEnvironment, seedData} from './fuzz-environment';
+import {createFuzzEnvironment, Fixtures} from './fuzz-environment';
 import {runFuzz} from './fuzz-run';
 import {FuzzService} from './fuzz-service';
 import {describeFailure} from './reproducer';
@@ -53,18 +53,17 @@ async function main(): Promise<number> {
   let service: FuzzService | undefined;
   try {
     await client.connect();
-    const actors = new Actors(client);
-    await actors.restore();
-    await seedData(client, actors.ids.get('operator')!);
+    const fixtures = new Fixtures(client);
+    await fixtures.seed();
     service = new FuzzService();
-    await service.start(actors);
+    await service.start(fixtures.actors);
     const served = await fetch(`${service.baseUrl}/openapi.json`);
     const api = await describeOperations((await served.json()) as object);
     const started = Date.now();
     const outcome = await runFuzz(
       api,
       service,
-      actors,
+      fixtures,
       new DataSnapshotter(client),
       settings,
     );

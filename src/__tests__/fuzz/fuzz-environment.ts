@@ -4,7 +4,7 @@ import {dropDatabase} from '../../database/database-admin';
 import {migrateDatabase} from '../../database/migration-runner';
 import {LogCapture} from '../fixtures/log-capture';
 import {createVhost, deleteVhost, TEST_VHOST} from '../fixtures/test-broker';
-import {givenCatalog, TEST_DATABASE_URL} from '../fixtures/test-database';
+import {TEST_DATABASE_URL} from '../fixtures/test-database';
 import type {AuthKind} from './request-arbitrary';
 
 export const ACTOR_PASSWORD = 'fuzz-password-not-secret';
@@ -82,34 +82,78 @@ export class Actors {
   }
 }
 
-/** Rows for every resource, so ids 1…5 exist and updates reach the database. */
-export async function seedData(client: Client, ownerId: number): Promise<void> {
-  await givenCatalog(TEST_DATABASE_URL);
-  await client.query(
-    `INSERT INTO user_group (name) SELECT 'Group ' || n FROM generate_series(1, 5) n;
-     INSERT INTO language (code, name) SELECT 'l' || n, 'Language ' || n FROM generate_series(1, 5) n;
-     INSERT INTO scheduler (description, schedule, report_id, params)
-       SELECT 'Seeded ' || n, '0 6 * * *', 1, '{}' FROM generate_series(1, 5) n;
-     INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id)
-       SELECT 1 + n % 5, 'seed-' || n, 'fuzz' FROM generate_series(1, 5) n;
-     INSERT INTO failed_task (scheduler_id, type, task_id, params_scheduler, payload, failed_reason, failed_at)
-       SELECT 1 + n % 5, 'report', 1, '{}', '{}', 'seeded', now() FROM generate_series(1, 5) n;`,
-  );
-  await client.query(
-    `INSERT INTO ticket (title, user_id)
-       SELECT 'Ticket ' || n, $1 FROM generate_series(1, 5) n`,
-    [ownerId],
-  );
-  await client.query(
-    `INSERT INTO notification (user_id, title)
-       SELECT $1, 'Note ' || n FROM generate_series(1, 5) n`,
-    [ownerId],
-  );
-  for (const key of KNOWN_CONFIG_KEYS) {
-    await client.query(
-      `INSERT INTO config (key, value) VALUES ($1, '{"seeded":true}')`,
-      [key],
+const SEEDED_TABLES = [
+  'report',
+  'worker',
+  'reminder',
+  'user_group',
+  'language',
+  'scheduler',
+  'scheduler_execution',
+  'failed_task',
+  'ticket',
+  'notification',
+];
+/** Rows the API creates get ids from here on, still within the fuzzer's id range. */
+const FIRST_CREATED_ID = 11;
+
+/** Ids 1…5 of every resource (and the known config keys), whichever are missing. */
+function topUpStatement(ownerId: number): string {
+  const ids = 'FROM generate_series(1, 5) AS n ON CONFLICT DO NOTHING';
+  return `
+    INSERT INTO report (id, name, controller) SELECT n, 'Report ' || n, 'SalesReport' ${ids};
+    INSERT INTO worker (id, name, command) SELECT n, 'Worker ' || n, 'sample-worker' ${ids};
+    INSERT INTO reminder (id, message) SELECT n, 'Reminder ' || n ${ids};
+    INSERT INTO user_group (id, name) SELECT n, 'Group ' || n ${ids};
+    INSERT INTO language (id, code, name) SELECT n, 'l' || n, 'Language ' || n ${ids};
+    INSERT INTO scheduler (id, description, schedule, report_id, params)
+      SELECT n, 'Seeded ' || n, '0 6 * * *', 1, '{}' ${ids};
+    INSERT INTO scheduler_execution (id, scheduler_id, execution_key, container_id)
+      SELECT n, n, 'seed-' || n, 'fuzz' ${ids};
+    INSERT INTO failed_task (id, scheduler_id, type, task_id, params_scheduler, payload,
+                             failed_reason, failed_at)
+      SELECT n, n, 'report', 1, '{}', '{}', 'seeded', now() ${ids};
+    INSERT INTO ticket (id, title, user_id) SELECT n, 'Ticket ' || n, ${ownerId} ${ids};
+    INSERT INTO notification (id, user_id, title) SELECT n, ${ownerId}, 'Note ' || n ${ids};
+    INSERT INTO config (key, value)
+      SELECT key, '{"seeded":true}' FROM unnest(ARRAY[${KNOWN_CONFIG_KEYS.map(k => `'${k}'`).join(', ')}]) AS key
+      ON CONFLICT DO NOTHING;`;
+}
+
+/**
+ * What every request may rely on: the actors, and rows 1…5 of every resource.
+ * Requests delete and change them (as they may), so they are put back now and
+ * then, between requests; the snapshot is retaken after any put-back.
+ */
+export class Fixtures {
+  readonly actors: Actors;
+
+  constructor(private readonly client: Client) {
+    this.actors = new Actors(client);
+  }
+
+  async seed(): Promise<void> {
+    await this.actors.restore();
+    await this.restore();
+    await this.client.query(
+      SEEDED_TABLES.map(
+        table =>
+          `SELECT setval(pg_get_serial_sequence('${table}', 'id'), ${FIRST_CREATED_ID - 1});`,
+      ).join('\n'),
     );
+  }
+
+  /** Puts back whatever is missing; true when anything changed. */
+  async restore(): Promise<boolean> {
+    const actorsChanged = await this.actors.restore();
+    const owner = this.actors.ids.get('operator')!;
+    const results = await this.client.query(topUpStatement(owner));
+    const rows = (Array.isArray(results) ? results : [results]).reduce(
+      (sum: number, result: {rowCount: number | null}) =>
+        sum + (result.rowCount ?? 0),
+      0,
+    );
+    return actorsChanged || rows > 0;
   }
 }
 

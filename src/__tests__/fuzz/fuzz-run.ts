@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import type {ApiDescription} from './api-operations';
 import {changedTables, DataSnapshotter, Snapshot} from './data-snapshot';
-import {Actors, KNOWN_CONFIG_KEYS} from './fuzz-environment';
+import {Fixtures, KNOWN_CONFIG_KEYS} from './fuzz-environment';
 import type {FuzzService} from './fuzz-service';
 import {FuzzStats} from './fuzz-stats';
+import {RecordPool} from './record-pool';
 import type {Failure} from './reproducer';
 import {FuzzRequest, fuzzRequest} from './request-arbitrary';
 import {answerChecker} from './response-checks';
@@ -24,7 +25,7 @@ export interface FuzzOutcome {
   counterexamplePath?: string;
 }
 
-/** Actors are put back this often, in case a request deleted or demoted one. */
+/** Actors and seeded rows are put back this often, as requests delete them. */
 const RESTORE_EVERY = 25;
 /** Shrinking resends requests to the live service: bounded, as every loop here. */
 const SHRINK_BUDGET = 300;
@@ -49,25 +50,27 @@ const headRefused = (service: FuzzService, request: FuzzRequest) =>
 export async function runFuzz(
   api: ApiDescription,
   service: FuzzService,
-  actors: Actors,
+  fixtures: Fixtures,
   snapshotter: DataSnapshotter,
   settings: FuzzSettings,
 ): Promise<FuzzOutcome> {
   const check = answerChecker(api.errorSchema);
   const stats = new FuzzStats();
   const outcome: FuzzOutcome = {stats};
+  const pool = new RecordPool(api.operations);
   let before: Snapshot | undefined;
   let sent = 0;
   let shrinkRuns = 0;
 
   const property = fc.asyncProperty(
     fuzzRequest(api.operations, KNOWN_CONFIG_KEYS),
-    async request => {
+    async generated => {
       if (outcome.firstFailure && ++shrinkRuns > SHRINK_BUDGET) return;
       const index = ++sent;
-      if (index % RESTORE_EVERY === 0 && (await actors.restore())) {
+      if (index % RESTORE_EVERY === 0 && (await fixtures.restore())) {
         before = undefined;
       }
+      const request = pool.resolve(generated);
       if (isWrite(request)) before ??= await snapshotter.take();
       const fail = (failure: Omit<Failure, 'index' | 'request'>) => {
         const recorded = {index, request, ...failure};
@@ -96,6 +99,7 @@ export async function runFuzz(
         });
       }
       if (!outcome.firstFailure) stats.record(request, answer);
+      pool.remember(request, answer);
       const problems = check(answer);
       if (isWrite(request) && answer.status >= 400 && answer.status < 500) {
         const after = await snapshotter.take();

@@ -220,7 +220,12 @@ export function pathValueFor(
 ): fc.Arbitrary<string> {
   const isInteger = parameter.schema.type === 'integer';
   const likely = isInteger
-    ? fc.integer({min: 1, max: 40}).map(String)
+    ? fc
+        .oneof(
+          {weight: 3, arbitrary: fc.integer({min: 1, max: 8})},
+          {weight: 2, arbitrary: fc.integer({min: 1, max: 60})},
+        )
+        .map(String)
     : fc.oneof(
         fc.constantFrom(...knownKeys),
         validValue(parameter.schema).map(String),
