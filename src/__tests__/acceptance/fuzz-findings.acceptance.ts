@@ -56,6 +56,24 @@ describe('requests the API fuzzer found', () => {
     });
   });
 
+  it('answers a NUL character PostgreSQL cannot store with 422, in text and in JSON', async () => {
+    const text = await api
+      .post('/api/groups')
+      .set('Content-Type', 'application/json')
+      .send('{"name": "a\\u0000b"}')
+      .expect(422);
+    expect(text.body.error).to.containDeep({
+      statusCode: 422,
+      message: 'A value is not valid for its field',
+    });
+    const json = await api
+      .post('/api/config')
+      .set('Content-Type', 'application/json')
+      .send('{"key": "nul", "value": {"a": "a\\u0000b"}}')
+      .expect(422);
+    expect(json.body.error.statusCode).to.equal(422);
+  });
+
   it('still filters by a real date', async () => {
     const filter = JSON.stringify({
       where: {created_at: {gt: '2000-01-01T00:00:00Z'}},

@@ -14,7 +14,7 @@ import {describeFailure} from './reproducer';
  * sends generated requests to a real service process on a database and vhost
  * of its own and exits non-zero on the first request that breaks a rule.
  */
-const PROFILES = {short: 1500, full: 10_000};
+const PROFILES = {short: 3000, full: 10_000};
 
 function settingsFromArgs() {
   const {values} = parseArgs({
@@ -51,6 +51,20 @@ async function main(): Promise<number> {
   const environment = await createFuzzEnvironment();
   const client = new Client({connectionString: TEST_DATABASE_URL});
   let service: FuzzService | undefined;
+  let cleaning: Promise<void> | undefined;
+  // Once only, whether the run ends or is interrupted: nothing is left behind.
+  const cleanUp = () =>
+    (cleaning ??= (async () => {
+      await service?.stop();
+      await client.end().catch(() => undefined);
+      await environment.remove();
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.log(`fuzz: ${signal}, removing the run's database and vhost`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
   try {
     await client.connect();
     const fixtures = new Fixtures(client);
@@ -122,9 +136,7 @@ async function main(): Promise<number> {
     console.log(`fuzz: ${passed} passed, ${failed} failed`);
     return failed;
   } finally {
-    await service?.stop();
-    await client.end().catch(() => undefined);
-    await environment.remove();
+    await cleanUp();
   }
 }
 

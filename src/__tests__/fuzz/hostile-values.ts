@@ -121,7 +121,7 @@ export function hostileString(): fc.Arbitrary<string> {
     fc.constantFrom(...SQL_LOOKING),
     fc.constantFrom(...AWKWARD_TEXT),
     fc.string({unit: 'binary', maxLength: 30}),
-    hugeString(300, 5000),
+    hugeString(300, 1500),
     fc.constantFrom(...EDGE_NUMBERS).map(String),
   );
 }

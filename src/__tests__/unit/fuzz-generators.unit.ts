@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import {describeApi} from '../../openapi/api-document';
 import {ApiDescription, describeOperations} from '../fuzz/api-operations';
 import {bodyFor} from '../fuzz/body-arbitrary';
-import {fuzzRequest} from '../fuzz/request-arbitrary';
+import {RecordPool, resourceOf} from '../fuzz/record-pool';
+import {FuzzRequest, fuzzRequest} from '../fuzz/request-arbitrary';
 import {answerChecker} from '../fuzz/response-checks';
 
 const KEYS = ['fuzz.a'];
@@ -137,5 +138,61 @@ describe('API fuzzer answer checks', () => {
     expect(
       check({status: 400, contentType: json, text: withStack, ms: 1})[0],
     ).to.match(/extra keys stack/);
+  });
+});
+
+describe('API fuzzer record pool', () => {
+  let pool: RecordPool;
+  before(async () => {
+    pool = new RecordPool(
+      (await describeOperations(await describeApi())).operations,
+    );
+  });
+
+  const request = (overrides: Record<string, unknown>): FuzzRequest => ({
+    operation: 'GroupController.updateById',
+    method: 'PATCH',
+    path: '/groups/1',
+    query: [],
+    auth: 'admin',
+    body: {
+      kind: 'from-record',
+      text: '',
+      contentType: 'application/json',
+      fromRecord: {pick: 3, base: {name: 'base'}, overrides},
+    },
+  });
+
+  it('names the resource of collection and item paths only', () => {
+    expect(resourceOf('/groups')).to.equal('/groups');
+    expect(resourceOf('/groups/{id}')).to.equal('/groups');
+    expect(resourceOf('/failed-tasks/{id}/redrive')).to.be.undefined();
+  });
+
+  it('builds the body from a returned record, keeping only body fields', () => {
+    pool.remember(
+      {...request({}), operation: 'GroupController.find', method: 'GET'},
+      {
+        status: 200,
+        contentType: 'application/json',
+        ms: 1,
+        text: JSON.stringify([
+          {id: 1, name: 'One', description: 'first', created_at: 'x'},
+          {id: 2, name: 'Two', description: null, created_at: 'y'},
+        ]),
+      },
+    );
+    const sent = pool.resolve(request({}));
+    expect(JSON.parse(sent.body!.text)).to.deepEqual({
+      name: 'Two',
+      description: null,
+    });
+    expect(sent.body!.fromRecord).to.be.undefined();
+  });
+
+  it('applies an override as an own key, even __proto__', () => {
+    const overrides = JSON.parse('{"__proto__": {"polluted": true}}');
+    const sent = pool.resolve(request(overrides));
+    expect(sent.body!.text).to.match(/"__proto__":\{"polluted":true\}/);
   });
 });
