@@ -62,7 +62,10 @@ async function main(): Promise<number> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       console.log(`fuzz: ${signal}, removing the run's database and vhost`);
-      void cleanUp().finally(() => process.exit(130));
+      cleanUp().then(
+        () => process.exit(130),
+        () => process.exit(130),
+      );
     });
   }
   try {
