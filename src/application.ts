@@ -10,7 +10,7 @@ import {
 } from '@loopback/authorization';
 import {ApplicationConfig, createBindingFromClass} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
-import {RestApplication, RestBindings} from '@loopback/rest';
+import {RegExpRouter, RestApplication, RestBindings} from '@loopback/rest';
 import {
   RestExplorerBindings,
   RestExplorerComponent,
@@ -114,6 +114,12 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
   };
 
   private setUpHttp(appConfig: AppConfig): void {
+    // LoopBack's default trie router keeps path segments as keys of plain
+    // objects, so a segment named `toString` or `constructor` matches an
+    // Object.prototype member: a 500 for /schedulers/toString/executions and
+    // a wrong 404 for /config/toString (found by the API fuzzer). The RegExp
+    // router matches each route's pattern instead; ~60 routes cost nothing.
+    this.bind(RestBindings.ROUTER).toClass(RegExpRouter);
     this.bind(RestBindings.SequenceActions.REJECT).toProvider(
       ErrorResponseProvider,
     );

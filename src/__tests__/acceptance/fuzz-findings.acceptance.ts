@@ -74,6 +74,23 @@ describe('requests the API fuzzer found', () => {
     expect(json.body.error.statusCode).to.equal(422);
   });
 
+  it('routes path segments named like Object.prototype members (was 500 / wrong 404)', async () => {
+    const history = await api
+      .get('/api/schedulers/toString/executions')
+      .expect(400);
+    expect(history.body.error.name).to.equal('BadRequestError');
+    for (const key of ['toString', 'constructor', 'valueOf']) {
+      const missing = await api.get(`/api/config/${key}`).expect(404);
+      expect(missing.body.error.message).to.equal(
+        `Entity not found: Config with id ${key}`,
+      );
+      await api.post('/api/config').send({key, value: 1}).expect(201);
+      const found = await api.get(`/api/config/${key}`).expect(200);
+      expect(found.body).to.containDeep({key, value: 1});
+    }
+    await api.get('/api/schedulers/__proto__/executions').expect(400);
+  });
+
   it('still filters by a real date', async () => {
     const filter = JSON.stringify({
       where: {created_at: {gt: '2000-01-01T00:00:00Z'}},
