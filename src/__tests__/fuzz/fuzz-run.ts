@@ -104,6 +104,7 @@ export async function runFuzz(
       if (isWrite(request) && answer.status >= 400 && answer.status < 500) {
         const after = await snapshotter.take();
         const changed = changedTables(before!, after);
+        if (!outcome.firstFailure) stats.refusedWritesChecked++;
         if (changed.length > 0) {
           problems.push(`refused request changed data: ${changed.join(', ')}`);
         }

@@ -31,6 +31,8 @@ export class FuzzStats {
   readonly bodies = new Map<string, number>();
   readonly durations: number[] = [];
   slowest?: {request: FuzzRequest; answer: Answer};
+  /** Refused (4xx) writes whose tables were compared before and after. */
+  refusedWritesChecked = 0;
   /** Requests whose head the parser refused while their body was still being sent. */
   closedEarly = 0;
 
@@ -99,6 +101,7 @@ export class FuzzStats {
       `statuses: ${list(this.statuses)}`,
       `auth: ${list(this.auths)}`,
       `bodies: ${list(this.bodies)}`,
+      `refused writes checked for data changes: ${this.refusedWritesChecked} (any change fails the run)`,
       `closed before the body was sent (head over 16 KiB, "other"): ${this.closedEarly}`,
       `latency ms: p50 ${this.percentile(0.5).toFixed(1)}, p99 ${this.percentile(0.99).toFixed(1)}, max ${(this.slowest?.answer.ms ?? 0).toFixed(1)}` +
         (this.slowest

@@ -248,6 +248,11 @@ export function pathValueFor(
         'null',
         '..',
         '%',
+        // Names of Object.prototype members: plain-object lookups find them.
+        'toString',
+        'constructor',
+        '__proto__',
+        'hasOwnProperty',
       ),
     },
     {weight: 2, arbitrary: hostileString()},
