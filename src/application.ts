@@ -10,7 +10,7 @@ import {
 } from '@loopback/authorization';
 import {ApplicationConfig, createBindingFromClass} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
-import {RestApplication, RestBindings} from '@loopback/rest';
+import {RegExpRouter, RestApplication, RestBindings} from '@loopback/rest';
 import {
   RestExplorerBindings,
   RestExplorerComponent,
@@ -39,6 +39,7 @@ import {BrokerService} from './queue/broker.service';
 import {ReportGenerationService} from './reports/report-generation.service';
 import {RESOURCES} from './resources';
 import type {Logger} from './logging/logger';
+import {answerClientErrors} from './middleware/client-error';
 import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
@@ -102,7 +103,26 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     }
   }
 
+  /**
+   * Starts every role, then lets the new HTTP server answer requests its
+   * parser refuses with the uniform error body. A property, not a method,
+   * because the mixin types `start` as one.
+   */
+  override start = async (): Promise<void> => {
+    await super.start();
+    const server = this.restServer.httpServer?.server;
+    if (server) {
+      answerClientErrors(server, this.logger.child({context: 'http'}));
+    }
+  };
+
   private setUpHttp(appConfig: AppConfig): void {
+    // LoopBack's default trie router keeps path segments as keys of plain
+    // objects, so a segment named `toString` or `constructor` matches an
+    // Object.prototype member: a 500 for /schedulers/toString/executions and
+    // a wrong 404 for /config/toString (found by the API fuzzer). The RegExp
+    // router matches each route's pattern instead; ~60 routes cost nothing.
+    this.bind(RestBindings.ROUTER).toClass(RegExpRouter);
     this.bind(RestBindings.SequenceActions.REJECT).toProvider(
       ErrorResponseProvider,
     );

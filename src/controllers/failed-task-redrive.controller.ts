@@ -69,6 +69,8 @@ export class FailedTaskRedriveController {
   @authorize({allowedRoles: OPERATORS})
   async redrive(
     @idParam(FailedTask) id: number,
+    // A JSON `null` body passes validation like an absent one (the API fuzzer
+    // found it as a 500): both mean "run with the failed params".
     @requestBody({
       required: false,
       content: {
@@ -87,7 +89,7 @@ export class FailedTaskRedriveController {
         },
       },
     })
-    body: {params?: Record<string, unknown>} = {},
+    body: {params?: Record<string, unknown>} | null = {},
   ): Promise<RedriveResult> {
     const failed = await this.failedTasks.findById(id);
     const type = failed.type as TaskType;
@@ -101,7 +103,7 @@ export class FailedTaskRedriveController {
         `Scheduler ${failed.scheduler_id} no longer exists`,
       );
     }
-    const params = body.params ?? JSON.parse(failed.params_scheduler ?? '{}');
+    const params = body?.params ?? JSON.parse(failed.params_scheduler ?? '{}');
     const publisher = await this.broker.taskPublisher();
     const executionKey = `redrive-${id}-${(failed.redrive_count ?? 0) + 1}`;
     const execution = await this.executions.create({

@@ -26,6 +26,7 @@ import {boundedFilter} from '../validation/filter-rules';
 import type {CrudResource, HookContext} from './crud-resource';
 import {
   createBodySchema,
+  dateProperties,
   idPropertyOf,
   responseSchema,
   updateBodySchema,
@@ -70,6 +71,7 @@ export function defineCrudController<E extends Entity>(
   const itemPath = `${path}/{id}`;
   const idName = idPropertyOf(model);
   const filterable = visibleProperties(model);
+  const timestamps = dateProperties(model);
   const itemSchema = responseSchema(model);
   const notFound = (id: Id) =>
     new HttpErrors.NotFound(
@@ -97,7 +99,7 @@ export function defineCrudController<E extends Entity>(
     })
     @authorize({allowedRoles: access.read})
     async find(@param.filter(model) filter?: Filter<E>): Promise<E[]> {
-      const bounded = boundedFilter(filter, filterable);
+      const bounded = boundedFilter(filter, filterable, timestamps);
       return this.repository.find({
         ...bounded,
         where: this.scoped(bounded.where),

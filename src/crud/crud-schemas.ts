@@ -20,6 +20,17 @@ export function visibleProperties(model: ModelClass): Set<string> {
   );
 }
 
+/** Visible properties stored as timestamps: their filter operands must be dates. */
+export function dateProperties(model: ModelClass): Set<string> {
+  const {properties} = model.definition;
+  return new Set(
+    [...visibleProperties(model)].filter(name => {
+      const type = properties[name].type;
+      return type === Date || String(type).toLowerCase() === 'date';
+    }),
+  );
+}
+
 /** Properties no request body may carry. */
 export function serverOwnedProperties(resource: CrudResource): string[] {
   const {model} = resource;

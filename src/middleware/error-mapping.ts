@@ -44,6 +44,23 @@ const CLIENT_DATA_ERRORS: Record<string, string> = {
   '22P02': 'A value has the wrong format',
 };
 
+/**
+ * Every other code of SQLSTATE class 22 ("data exception") is a value the
+ * caller sent that the column or operator cannot take: a date whose zone
+ * offset is out of range (22009), a broken LIKE escape (22025) or regular
+ * expression (2201B), a NUL character (22021)… The fuzzer found 22009 from a
+ * number compared with a timestamp; the whole class is the caller's.
+ */
+const DATA_EXCEPTION = 'A value is not valid for its field';
+
+function clientDataMessage(code: unknown): string | undefined {
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
+  return (
+    CLIENT_DATA_ERRORS[code] ??
+    (code.startsWith('22') ? DATA_EXCEPTION : undefined)
+  );
+}
+
 /** Status codes we answer with their standard names. */
 function standardName(statusCode: number): string {
   const ErrorClass = (HttpErrors as unknown as Record<number, new () => Error>)[
@@ -109,8 +126,7 @@ export function toHttpError(error: unknown): HttpErrorBody {
       ...(details ? {details} : {}),
     };
   }
-  const pgMessage =
-    typeof err.code === 'string' ? CLIENT_DATA_ERRORS[err.code] : undefined;
+  const pgMessage = clientDataMessage(err.code);
   if (status === undefined && pgMessage) {
     return {
       statusCode: 422,

@@ -32,10 +32,44 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * The connector silently ignores a `where` key it does not know, which would
  * turn a typo into "return everything". Reject it instead.
  */
+/** Operands of a condition: the value itself, or each operator's (arrays spread). */
+function operandsOf(condition: unknown): Array<[string, unknown]> {
+  const entries: Array<[string, unknown]> = isPlainObject(condition)
+    ? Object.entries(condition)
+    : [['', condition]];
+  return entries.flatMap(([operator, value]) =>
+    (Array.isArray(value) ? value : [value]).map(
+      item => [operator, item] as [string, unknown],
+    ),
+  );
+}
+
+/**
+ * The connector turns a date field's operand into a Date and throws a plain
+ * error (a 500) when it cannot, e.g. `{"created_at": "72476998"}`; the API
+ * fuzzer found it. Refuse such operands as the caller's mistake instead.
+ * `regexp` operands are matched as text and left alone, as the connector does.
+ */
+function dateErrors(condition: unknown, keyPath: string): ErrorDetail[] {
+  return operandsOf(condition)
+    .filter(
+      ([operator, value]) =>
+        operator !== 'regexp' &&
+        value !== null &&
+        Number.isNaN(new Date(value as string).getTime()),
+    )
+    .map(([operator]) => ({
+      path: operator ? `${keyPath}/${operator}` : keyPath,
+      code: 'date',
+      message: 'must be an ISO 8601 date-time (or null)',
+    }));
+}
+
 function whereErrors(
   where: unknown,
   properties: ReadonlySet<string>,
   path: string,
+  dateProperties: ReadonlySet<string>,
 ): ErrorDetail[] {
   if (!isPlainObject(where)) {
     return [{path, code: 'type', message: 'where must be an object'}];
@@ -53,7 +87,14 @@ function whereErrors(
         continue;
       }
       condition.forEach((clause, index) =>
-        errors.push(...whereErrors(clause, properties, `${keyPath}/${index}`)),
+        errors.push(
+          ...whereErrors(
+            clause,
+            properties,
+            `${keyPath}/${index}`,
+            dateProperties,
+          ),
+        ),
       );
     } else if (!properties.has(key)) {
       errors.push({
@@ -61,7 +102,11 @@ function whereErrors(
         code: 'unknownField',
         message: `unknown field "${key}"`,
       });
-    } else if (isPlainObject(condition)) {
+    } else {
+      if (dateProperties.has(key)) {
+        errors.push(...dateErrors(condition, keyPath));
+      }
+      if (!isPlainObject(condition)) continue;
       for (const operator of Object.keys(condition)) {
         if (!OPERATORS.has(operator)) {
           errors.push({
@@ -114,17 +159,21 @@ function orderErrors(
 }
 
 /**
- * Checks a list filter against the model's properties and bounds the page:
- * `limit` defaults to 100 and is capped at 1000.
+ * Checks a list filter against the model's properties (and the operands of
+ * its date properties) and bounds the page: `limit` defaults to 100 and is
+ * capped at 1000.
  */
 export function boundedFilter<T extends object>(
   filter: Filter<T> | undefined,
   properties: ReadonlySet<string>,
+  dateProperties: ReadonlySet<string> = new Set(),
 ): Filter<T> {
   const given = (filter ?? {}) as Filter<T> & Record<string, unknown>;
   const errors: ErrorDetail[] = [];
   if (given.where !== undefined) {
-    errors.push(...whereErrors(given.where, properties, '/filter/where'));
+    errors.push(
+      ...whereErrors(given.where, properties, '/filter/where', dateProperties),
+    );
   }
   if (given.fields !== undefined)
     errors.push(...fieldsErrors(given.fields, properties));

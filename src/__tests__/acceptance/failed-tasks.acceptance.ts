@@ -71,6 +71,19 @@ describe('failed tasks and run history API', () => {
       .expect(404);
   });
 
+  it('re-drives with a JSON null body as with none (was a 500, found by the API fuzzer)', async () => {
+    const id = await givenFailedTask();
+    await asUser(given.client, team.operator)
+      .post(`/api/failed-tasks/${id}/redrive`)
+      .set('Content-Type', 'application/json')
+      .send('null')
+      .expect(202);
+    const [message] = await drainQueue(TASK_QUEUE);
+    expect(JSON.parse(message.content.toString())).to.containDeep({
+      params_scheduler: '{"batch":5}',
+    });
+  });
+
   it('re-drives a failed task as a fresh run, with edited params, recording who and when', async () => {
     const id = await givenFailedTask();
     const res = await asUser(given.client, team.operator)

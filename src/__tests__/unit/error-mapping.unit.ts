@@ -85,4 +85,27 @@ describe('toHttpError', () => {
       message: 'Service Unavailable',
     });
   });
+
+  it('maps every PostgreSQL data exception (class 22) to 422, found by the API fuzzer', () => {
+    for (const code of ['22009', '22025', '2201B', '22021']) {
+      const error = Object.assign(
+        new Error('time zone displacement out of range'),
+        {
+          code,
+        },
+      );
+      expect(toHttpError(error)).to.deepEqual({
+        statusCode: 422,
+        name: 'UnprocessableEntityError',
+        message: 'A value is not valid for its field',
+      });
+    }
+  });
+
+  it('keeps other PostgreSQL errors and look-alike codes a hidden 500', () => {
+    for (const code of ['42P01', '53300', '57014', '22', 'x22009']) {
+      const error = Object.assign(new Error('relation does not exist'), {code});
+      expect(toHttpError(error).statusCode).to.equal(500);
+    }
+  });
 });

@@ -70,3 +70,44 @@ describe('boundedFilter', () => {
     );
   });
 });
+
+describe('boundedFilter on date fields (found by the API fuzzer)', () => {
+  const DATES = new Set(['created_at']);
+  const properties = new Set([...PROPERTIES, 'created_at']);
+
+  function dateDetails(where: object) {
+    try {
+      boundedFilter({where}, properties, DATES);
+    } catch (error) {
+      return (error as {details: Array<{path: string; code: string}>}).details;
+    }
+    return [];
+  }
+
+  it('refuses operands that are no date, directly, per operator and in lists', () => {
+    expect(dateDetails({created_at: '72476998'})).to.containDeep([
+      {path: '/filter/where/created_at', code: 'date'},
+    ]);
+    expect(dateDetails({created_at: {gt: 'soon'}})).to.containDeep([
+      {path: '/filter/where/created_at/gt', code: 'date'},
+    ]);
+    expect(
+      dateDetails({or: [{created_at: {inq: ['2027-01-01T00:00:00Z', {}]}}]}),
+    ).to.containDeep([
+      {path: '/filter/where/or/0/created_at/inq', code: 'date'},
+    ]);
+  });
+
+  it('keeps dates, epoch milliseconds, null and regexp operands', () => {
+    expect(
+      dateDetails({
+        created_at: {
+          between: ['2027-01-01T00:00:00Z', 1800000000000],
+          neq: null,
+          regexp: '^2027',
+        },
+      }),
+    ).to.be.empty();
+    expect(dateDetails({description: '72476998'})).to.be.empty();
+  });
+});

@@ -1,0 +1,65 @@
+import Ajv from 'ajv';
+import type {JsonSchema} from './schema-arbitrary';
+
+export const SLOW_MS = 1000;
+
+export interface Answer {
+  status: number;
+  contentType: string;
+  text: string;
+  ms: number;
+}
+
+const ERROR_FIELDS = new Set(['statusCode', 'name', 'message', 'details']);
+
+/**
+ * The pass criteria one answer must meet: no 5xx, no request over a second,
+ * and every error in the uniform body the OpenAPI document promises
+ * (`ErrorResponse`), with nothing else in it: in production no stack either.
+ */
+export function answerChecker(errorSchema: JsonSchema) {
+  // The document's dialect carries `example`, which strict mode refuses.
+  const validate = new Ajv({strict: false, allErrors: true}).compile(
+    errorSchema,
+  );
+
+  function errorBodyProblems(answer: Answer): string[] {
+    if (!/^application\/json\b/.test(answer.contentType)) {
+      return [`error answered as "${answer.contentType}", not JSON`];
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      return ['error body is not JSON'];
+    }
+    if (!validate(body)) {
+      return [
+        `error body breaks ErrorResponse: ${JSON.stringify(validate.errors)}`,
+      ];
+    }
+    const {error, ...rest} = body as {error: Record<string, unknown>};
+    const problems: string[] = [];
+    if (Object.keys(rest).length > 0) {
+      problems.push(`error body has extra keys ${Object.keys(rest)}`);
+    }
+    const extra = Object.keys(error).filter(key => !ERROR_FIELDS.has(key));
+    if (extra.length > 0) problems.push(`error has extra keys ${extra}`);
+    if (error.statusCode !== answer.status) {
+      problems.push(
+        `error.statusCode ${String(error.statusCode)} differs from status ${answer.status}`,
+      );
+    }
+    return problems;
+  }
+
+  return (answer: Answer): string[] => {
+    const problems: string[] = [];
+    if (answer.status >= 500) problems.push(`server error ${answer.status}`);
+    if (answer.status >= 400) problems.push(...errorBodyProblems(answer));
+    if (answer.ms > SLOW_MS) {
+      problems.push(`took ${Math.round(answer.ms)} ms (limit ${SLOW_MS} ms)`);
+    }
+    return problems;
+  };
+}
