@@ -26,7 +26,15 @@ describe('service process', () => {
     ['api', []],
     ['scheduler', ['cron-scheduler started']],
     ['worker', ['cron-worker started']],
-    ['all', ['cron-scheduler started', 'cron-worker started']],
+    ['stay-alive', ['stay-alive supervisor started']],
+    [
+      'all',
+      [
+        'cron-scheduler started',
+        'cron-worker started',
+        'stay-alive supervisor started',
+      ],
+    ],
   ];
   for (const [mode, announcements] of roles) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -89,6 +97,9 @@ describe('service process', () => {
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'postgres//missing-colon'],
     ['AMQP_URL', 'not a url'],
+    ['HEALTH_PORT', '70000'],
+    ['STAY_ALIVE_RECONCILE_MS', '120000'],
+    ['STAY_ALIVE_RESTART_MAX_DELAY_MS', '10'],
   ];
   for (const [variable, value] of badEnvironments) {
     it(`stops at start with exit 1 and one line naming ${variable}=${value}`, async () => {
