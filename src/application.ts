@@ -107,24 +107,22 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     if (runsRole(appConfig.appMode, 'stay-alive')) {
       this.component(StayAliveComponent);
     }
-    this.setUpHealth(appConfig);
+    this.setUpHealth();
   }
 
-  /** /health and /ready on the API; on HEALTH_PORT in the modes without it. */
-  private setUpHealth(appConfig: AppConfig): void {
+  /** /health and /ready on the API, and on HEALTH_PORT when it is set. */
+  private setUpHealth(): void {
     this.add(
       createBindingFromClass(ReadinessService, {
         key: HealthBindings.READINESS,
       }),
     );
     this.controller(HealthController);
-    if (!runsRole(appConfig.appMode, 'api')) {
-      this.add(
-        createBindingFromClass(HealthServerObserver, {
-          key: HealthBindings.SERVER,
-        }),
-      );
-    }
+    this.add(
+      createBindingFromClass(HealthServerObserver, {
+        key: HealthBindings.SERVER,
+      }),
+    );
   }
 
   private setUpHttp(appConfig: AppConfig): void {

@@ -53,7 +53,7 @@ export interface AppConfig {
   workersDir: string;
   /** First admin, created by `npm run migrate` when no admin exists. */
   initialAdmin?: {email: string; password: string};
-  /** Port of the health server of the scheduler, worker and stay-alive modes; unset = none. */
+  /** Port of the separate /health + /ready server (any mode); unset = none. */
   healthPort?: number;
   stayAlive: StayAliveConfig;
 }

@@ -1,23 +1,15 @@
 import {request} from 'node:http';
-import {runsRole} from './roles';
 import {AppConfig, loadConfig} from './config';
 
 const TIMEOUT_MS = 5000;
 
 /**
- * The URL the container healthcheck asks: the API's own port in the api and
- * all modes, HEALTH_PORT in the others. The API listens on HOST, which may be
- * 0.0.0.0; the probe always asks the loopback address.
+ * The URL the container healthcheck asks: HEALTH_PORT when it is set (every
+ * mode serves it then, so the probe needs no APP_MODE), else the API's PORT.
+ * The service may listen on 0.0.0.0; the probe asks the loopback address.
  */
 export function readinessUrl(config: AppConfig): string {
-  const port = runsRole(config.appMode, 'api')
-    ? config.port
-    : config.healthPort;
-  if (port === undefined) {
-    throw new Error(
-      `HEALTH_PORT is not set: APP_MODE=${config.appMode} has no health endpoint`,
-    );
-  }
+  const port = config.healthPort ?? config.port;
   return `http://127.0.0.1:${port}${config.apiBasePath}/ready`;
 }
 

@@ -10,7 +10,11 @@ import {componentLogger, Logger} from '../logging/logger';
 import {HealthServer} from './health-server';
 import type {ReadinessService} from './readiness.service';
 
-/** Runs the HEALTH_PORT server of the scheduler, worker and stay-alive modes. */
+/**
+ * Runs the HEALTH_PORT server when the variable is set: the only way to probe
+ * the scheduler, worker and stay-alive modes, and one fixed probe port for
+ * every container whatever its mode.
+ */
 @lifeCycleObserver('health', {scope: BindingScope.SINGLETON})
 export class HealthServerObserver implements LifeCycleObserver {
   private readonly logger: Logger;

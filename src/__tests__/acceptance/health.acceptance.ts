@@ -1,4 +1,6 @@
 import {expect} from '@loopback/testlab';
+import {execFile} from 'node:child_process';
+import path from 'node:path';
 import {ProducerBindings} from '../../keys';
 import {HealthBindings} from '../../keys';
 import {startService} from '../fixtures/service-process';
@@ -138,8 +140,8 @@ describe('health endpoints', () => {
     it('is documented in OpenAPI without security requirements', async () => {
       const {client} = await app();
       const spec = (await client.get('/api/openapi.json').expect(200)).body;
-      for (const path of ['/health', '/ready']) {
-        const operation = spec.paths[path].get;
+      for (const route of ['/health', '/ready']) {
+        const operation = spec.paths[route].get;
         expect(operation.tags).to.deepEqual(['Health']);
         expect(operation.security).to.be.undefined();
         expect(operation.responses).to.have.property('200');
@@ -230,9 +232,63 @@ describe('health endpoints', () => {
       ]);
     });
 
+    it('is served by the API mode too when HEALTH_PORT is set, so one probe port fits every container', async () => {
+      const {client, app: api} = await app({healthPort: 0});
+      const port = api.getSync(HealthBindings.SERVER).server!.port;
+      expect(
+        (await fetch(`http://127.0.0.1:${port}/api/ready`)).status,
+      ).to.equal(200);
+      await client.get('/api/ready').expect(200);
+    });
+
     it('is not opened when HEALTH_PORT is unset', async () => {
       const worker = await backgroundApp({appMode: 'worker'});
       expect(worker.getSync(HealthBindings.SERVER).server).to.be.undefined();
+    });
+  });
+
+  describe('the container healthcheck (node dist/healthcheck.js)', () => {
+    const HEALTHCHECK = path.resolve(__dirname, '../../healthcheck.js');
+    function healthcheck(env: Record<string, string>) {
+      return new Promise<{code: number | null; output: string}>(resolve => {
+        execFile(
+          process.execPath,
+          [HEALTHCHECK],
+          {env: {PATH: process.env.PATH ?? '/usr/bin:/bin', ...env}},
+          (error, stdout) =>
+            resolve({
+              code: error ? ((error.code as number) ?? 1) : 0,
+              output: stdout,
+            }),
+        );
+      });
+    }
+
+    it('exits 0 when /ready answers 200 on HEALTH_PORT', async () => {
+      const {app: api} = await app({healthPort: 0});
+      const port = api.getSync(HealthBindings.SERVER).server!.port!;
+      const result = await healthcheck({HEALTH_PORT: String(port)});
+      expect(result).to.deepEqual({
+        code: 0,
+        output: `http://127.0.0.1:${port}/api/ready answered 200\n`,
+      });
+    });
+
+    it('exits 1 when /ready answers 503, and when nothing listens', async () => {
+      const {app: api} = await app({
+        amqpUrl: viaPort(TEST_AMQP_URL, await closedPort()),
+      });
+      const port = new URL(api.restServer.url!).port;
+      const notReady = await healthcheck({PORT: port});
+      expect(notReady).to.deepEqual({
+        code: 1,
+        output: `http://127.0.0.1:${port}/api/ready answered 503\n`,
+      });
+      const closed = await healthcheck({
+        HEALTH_PORT: String(await closedPort()),
+      });
+      expect(closed.code).to.equal(1);
+      expect(closed.output).to.match(/ECONNREFUSED/);
     });
   });
 });

@@ -107,26 +107,18 @@ describe('readiness', () => {
   });
 
   describe('the container healthcheck URL', () => {
-    it('asks the API port in the api and all modes', () => {
-      expect(
-        readinessUrl(loadConfig({APP_MODE: 'api', PORT: '3000'})),
-      ).to.equal('http://127.0.0.1:3000/api/ready');
-      expect(
-        readinessUrl(
-          loadConfig({APP_MODE: 'all', PORT: '4000', API_BASE_PATH: '/v1'}),
-        ),
-      ).to.equal('http://127.0.0.1:4000/v1/ready');
-    });
-
-    it('asks HEALTH_PORT in the other modes, and refuses when it is unset', () => {
-      for (const mode of ['scheduler', 'worker', 'stay-alive']) {
+    it('asks HEALTH_PORT when it is set, whatever the mode', () => {
+      for (const mode of ['api', 'scheduler', 'worker', 'stay-alive', 'all']) {
         expect(
           readinessUrl(loadConfig({APP_MODE: mode, HEALTH_PORT: '8081'})),
         ).to.equal('http://127.0.0.1:8081/api/ready');
-        expect(() => readinessUrl(loadConfig({APP_MODE: mode}))).to.throw(
-          /HEALTH_PORT is not set/,
-        );
       }
+    });
+
+    it('asks the API port otherwise, under the base path', () => {
+      expect(
+        readinessUrl(loadConfig({PORT: '4000', API_BASE_PATH: '/v1'})),
+      ).to.equal('http://127.0.0.1:4000/v1/ready');
     });
   });
 });
