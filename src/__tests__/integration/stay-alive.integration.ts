@@ -5,7 +5,9 @@ import path from 'node:path';
 import type {Pool} from 'pg';
 import {loadConfig, StayAliveConfig} from '../../config';
 import {createPool} from '../../database/pg-pool';
+import {SupervisedWorker} from '../../stay-alive/supervised-worker';
 import {StayAliveSupervisor} from '../../stay-alive/supervisor';
+import {REAL_TIMERS} from '../../stay-alive/timers';
 import {LogCapture, LogRecord} from '../fixtures/log-capture';
 import {startService} from '../fixtures/service-process';
 import {
@@ -185,6 +187,48 @@ describe('stay-alive supervisor', () => {
         .slice(0, 3)
         .map(r => r.delay_ms),
     ).to.deepEqual([40, 40, 40]);
+  });
+
+  it('resets the delay when the supervisor clock says a run lasted the stable period', async () => {
+    // The clock is injected: each run takes 10 ms by it, except the third,
+    // which "lasts" a minute, without the test waiting for one.
+    const readings = [0, 10, 1000, 1010, 2000, 62_000, 63_000, 63_010];
+    const logs = new LogCapture();
+    const worker = new SupervisedWorker(
+      {
+        schedulerId: 7,
+        executable: path.join(CONFIG.workersDir, 'sample-worker'),
+        args: ['exit_code=0', 'scheduler_id=7'],
+        env: CONFIG.childEnv,
+      },
+      {
+        backoff: {baseMs: 40, maxMs: 1000, stableMs: 60_000},
+        stopGraceMs: 1000,
+        timers: {...REAL_TIMERS, now: () => readings.shift() ?? 100_000},
+        logger: logs.logger,
+      },
+    );
+    try {
+      worker.start();
+      await until(
+        () => logs.find('Stay-alive worker restart scheduled').length >= 4,
+        'four exits',
+      );
+    } finally {
+      await worker.stop();
+    }
+    expect(
+      logs
+        .find('Stay-alive worker exited')
+        .map(r => r.ran_ms)
+        .slice(0, 4),
+    ).to.deepEqual([10, 10, 60_000, 10]);
+    expect(
+      logs
+        .find('Stay-alive worker restart scheduled')
+        .map(r => r.delay_ms)
+        .slice(0, 4),
+    ).to.deepEqual([40, 80, 40, 80]);
   });
 
   it('stops the worker of a disabled and of a deleted scheduler at the next reconciliation', async () => {
