@@ -5,6 +5,7 @@ export { AuthService } from './services/auth.service';
 export { ConfigService } from './services/config.service';
 export { FailedTaskService } from './services/failed-task.service';
 export { GroupService } from './services/group.service';
+export { HealthService } from './services/health.service';
 export { LanguageService } from './services/language.service';
 export { NotificationService } from './services/notification.service';
 export { PingService } from './services/ping.service';

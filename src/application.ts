@@ -17,7 +17,7 @@ import {
 } from '@loopback/rest-explorer';
 import type express from 'express';
 import path from 'node:path';
-import type {AppConfig, AppMode} from './config';
+import type {AppConfig} from './config';
 import {AuthController} from './controllers/auth.controller';
 import {FailedTaskRedriveController} from './controllers/failed-task-redrive.controller';
 import {PingController} from './controllers/ping.controller';
@@ -32,7 +32,16 @@ import {RoleAuthorizerProvider} from './auth/role.authorizer';
 import {TokenService} from './auth/token.service';
 import {defineCrudController} from './crud/crud-controller.factory';
 import {defineRepository} from './crud/repositories';
-import {AppBindings, AuthBindings, LoggingBindings} from './keys';
+import {
+  AppBindings,
+  AuthBindings,
+  HealthBindings,
+  LoggingBindings,
+} from './keys';
+import {HealthController} from './controllers/health.controller';
+import {HealthServerObserver} from './health/health-server.observer';
+import {ReadinessService} from './health/readiness.service';
+import {StayAliveComponent} from './stay-alive/stay-alive.component';
 import {ConsumerComponent} from './consumer/consumer.component';
 import {ProducerComponent} from './producer/producer.component';
 import {BrokerService} from './queue/broker.service';
@@ -48,16 +57,14 @@ import {ErrorResponsesEnhancer} from './openapi/error-responses.enhancer';
 
 export const PUBLIC_DIR = path.resolve(__dirname, '../public');
 
-export function runsRole(
-  mode: AppMode,
-  role: Exclude<AppMode, 'all'>,
-): boolean {
-  return mode === 'all' || mode === role;
-}
+import {runsRole} from './roles';
+
+export {runsRole};
 
 /**
  * The one application. `APP_MODE` decides what it runs: the HTTP API, the
- * cron-scheduler producer, the cron-worker consumer, or all of them.
+ * cron-scheduler producer, the cron-worker consumer, the stay-alive
+ * supervisor, or all of them.
  */
 export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
   constructor(
@@ -101,6 +108,25 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     if (runsRole(appConfig.appMode, 'worker')) {
       this.component(ConsumerComponent);
     }
+    if (runsRole(appConfig.appMode, 'stay-alive')) {
+      this.component(StayAliveComponent);
+    }
+    this.setUpHealth();
+  }
+
+  /** /health and /ready on the API, and on HEALTH_PORT when it is set. */
+  private setUpHealth(): void {
+    this.add(
+      createBindingFromClass(ReadinessService, {
+        key: HealthBindings.READINESS,
+      }),
+    );
+    this.controller(HealthController);
+    this.add(
+      createBindingFromClass(HealthServerObserver, {
+        key: HealthBindings.SERVER,
+      }),
+    );
   }
 
   /**

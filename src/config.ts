@@ -3,7 +3,13 @@ import path from 'node:path';
 import {isValidTimeZone} from './scheduling/wall-clock';
 
 /** The roles one process can play; `all` runs every role in one process. */
-export const APP_MODES = ['api', 'scheduler', 'worker', 'all'] as const;
+export const APP_MODES = [
+  'api',
+  'scheduler',
+  'worker',
+  'stay-alive',
+  'all',
+] as const;
 export type AppMode = (typeof APP_MODES)[number];
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -50,6 +56,9 @@ export interface AppConfig {
   /** First admin, created by `npm run migrate` when no admin exists. */
   initialAdmin?: {email: string; password: string};
   reports: ReportConfig;
+  /** Port of the separate /health + /ready server (any mode); unset = none. */
+  healthPort?: number;
+  stayAlive: StayAliveConfig;
 }
 
 /** What report generation and delivery need; also all a report child reads. */
@@ -60,6 +69,19 @@ export interface ReportConfig {
   mailOutboxDir: string;
   /** How long POST /reports/generate may run an instant report. */
   instantTimeoutMs: number;
+}
+
+export interface StayAliveConfig {
+  /** How often the supervisor compares its children with the database. */
+  reconcileMs: number;
+  /** Delay before the first restart of a crashed worker; doubles per crash. */
+  restartDelayMs: number;
+  /** The restart delay never grows beyond this. */
+  restartMaxDelayMs: number;
+  /** A worker that ran this long before exiting restarts after the base delay again. */
+  stableMs: number;
+  /** After SIGTERM, how long a worker gets before SIGKILL. */
+  stopGraceMs: number;
 }
 
 export interface JwtConfig {
@@ -337,6 +359,50 @@ function readOptional<T>(
   return raw === undefined || raw === '' ? undefined : parse(raw, name);
 }
 
+function readStayAlive(env: Env): StayAliveConfig {
+  const restartDelayMs = read(
+    env,
+    'STAY_ALIVE_RESTART_DELAY_MS',
+    1000,
+    integer(1, 60 * 60 * 1000),
+  );
+  const restartMaxDelayMs = read(
+    env,
+    'STAY_ALIVE_RESTART_MAX_DELAY_MS',
+    Math.max(60_000, restartDelayMs),
+    integer(1, 24 * 60 * 60 * 1000),
+  );
+  if (restartMaxDelayMs < restartDelayMs) {
+    throw new ConfigError(
+      'STAY_ALIVE_RESTART_MAX_DELAY_MS',
+      `must be at least STAY_ALIVE_RESTART_DELAY_MS (${restartDelayMs})`,
+    );
+  }
+  return {
+    // The issue promises changes within a minute, so no slower than that.
+    reconcileMs: read(
+      env,
+      'STAY_ALIVE_RECONCILE_MS',
+      15_000,
+      integer(100, 60_000),
+    ),
+    restartDelayMs,
+    restartMaxDelayMs,
+    stableMs: read(
+      env,
+      'STAY_ALIVE_STABLE_MS',
+      60_000,
+      integer(0, 24 * 60 * 60 * 1000),
+    ),
+    stopGraceMs: read(
+      env,
+      'STAY_ALIVE_STOP_GRACE_MS',
+      10_000,
+      integer(0, 10 * 60 * 1000),
+    ),
+  };
+}
+
 /**
  * Reads and validates the whole configuration. This is the only module that
  * touches `process.env`; everything else receives an `AppConfig`.
@@ -417,5 +483,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ),
     initialAdmin: readInitialAdmin(env),
     reports: readReports(env),
+    healthPort: readOptional(env, 'HEALTH_PORT', integer(0, 65535)),
+    stayAlive: readStayAlive(env),
   };
 }

@@ -1,5 +1,6 @@
 import {TaskSchedulerApplication, runsRole} from './application';
 import {AppConfig, loadConfig} from './config';
+import {HealthBindings} from './keys';
 import {createLogger, Logger} from './logging/logger';
 import {trapShutdownSignals} from './shutdown';
 import {startupErrorLine} from './startup-error';
@@ -51,10 +52,13 @@ export async function main(
   });
   warnAboutUnsafeDefaults(config, logger);
   await app.start();
+  const healthPort = app.getSync(HealthBindings.SERVER, {optional: true})
+    ?.server?.port;
   logger.info('Service started', {
     mode: config.appMode,
     node_env: config.nodeEnv,
     ...(runsRole(config.appMode, 'api') ? {url: app.restServer.url} : {}),
+    ...(healthPort !== undefined ? {health_port: healthPort} : {}),
   });
   return app;
 }

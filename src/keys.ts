@@ -5,6 +5,9 @@ import type {TaskExecutor} from './executors/task-executor';
 import type {Logger} from './logging/logger';
 import type {TaskType} from './queue/task-message';
 import type {ProducerObserver} from './producer/producer.observer';
+import type {StayAliveObserver} from './stay-alive/stay-alive.observer';
+import type {ReadinessService} from './health/readiness.service';
+import type {HealthServerObserver} from './health/health-server.observer';
 
 export namespace AppBindings {
   /** The validated configuration the process started with. */
@@ -40,4 +43,18 @@ export namespace ConsumerBindings {
 export namespace ReportBindings {
   /** The clock report templates and periods are read on; tests bind their own. */
   export const CLOCK = BindingKey.create<() => Date>('reports.clock');
+}
+
+export namespace StayAliveBindings {
+  export const OBSERVER =
+    BindingKey.create<StayAliveObserver>('stayAlive.observer');
+}
+
+export namespace HealthBindings {
+  /** Runs the readiness checks of the roles this process plays. */
+  export const READINESS =
+    BindingKey.create<ReadinessService>('health.readiness');
+  /** The HEALTH_PORT server of the modes without the API. */
+  export const SERVER =
+    BindingKey.create<HealthServerObserver>('health.server');
 }

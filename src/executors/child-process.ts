@@ -20,14 +20,16 @@ export interface WatchOptions {
 
 const MAX_LINE = 4000;
 
-function logLines(
+/** Logs each line a child writes to `stream`, cut at 4000 characters. */
+export function logLines(
   stream: NodeJS.ReadableStream | null,
   name: string,
   logger: Logger,
+  msg = 'Task output',
 ) {
   if (!stream) return;
   createInterface({input: stream, crlfDelay: Infinity}).on('line', line =>
-    logger.info('Task output', {
+    logger.info(msg, {
       stream: name,
       line: line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line,
     }),

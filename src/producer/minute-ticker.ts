@@ -14,6 +14,8 @@ export class MinuteTicker {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = true;
+  /** When the last tick that did not fail finished, by the ticker's clock. */
+  lastSuccessAt?: Date;
 
   constructor(
     private readonly clock: () => Date,
@@ -36,6 +38,9 @@ export class MinuteTicker {
 
   private run(): void {
     this.running = this.onTick(this.clock())
+      .then(() => {
+        this.lastSuccessAt = this.clock();
+      })
       .catch(error =>
         this.logger.error('Tick failed', {
           error: (error as Error).message,

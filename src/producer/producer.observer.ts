@@ -1,4 +1,9 @@
-import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import {
+  BindingScope,
+  inject,
+  lifeCycleObserver,
+  LifeCycleObserver,
+} from '@loopback/core';
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
 import {createPool} from '../database/pg-pool';
@@ -17,7 +22,8 @@ export const PRODUCER_CONTEXT = 'cron-scheduler';
  * start), then ticks every minute until stopped. Stopping lets the tick in
  * flight finish its publishes, then closes channel, connection and pool.
  */
-@lifeCycleObserver('roles')
+// One instance, so health checks see the one that runs.
+@lifeCycleObserver('roles', {scope: BindingScope.SINGLETON})
 export class ProducerObserver implements LifeCycleObserver {
   private readonly logger: Logger;
   private pool?: Pool;
@@ -37,6 +43,16 @@ export class ProducerObserver implements LifeCycleObserver {
 
   /** The running producer, for tests and health checks. */
   producer?: Producer;
+
+  /** When the last successful tick finished, for the readiness check. */
+  lastTickFinishedAt(): Date | undefined {
+    return this.ticker?.lastSuccessAt;
+  }
+
+  /** The clock ticks are read from; readiness compares against the same one. */
+  now(): Date {
+    return this.clock();
+  }
 
   async start(): Promise<void> {
     this.stopping = undefined;

@@ -9,6 +9,7 @@ const SWEEP_BATCH = 1000;
  * Republishes claims whose publish was never confirmed (the producer died
  * between claim and confirm, or the broker was down). Rows are locked with
  * FOR UPDATE SKIP LOCKED, so several producers sweep without doubling up.
+ * Claims of schedulers that have since become stay-alive are left alone.
  * Returns how many were republished.
  */
 export async function sweepUnpublished(
@@ -26,7 +27,9 @@ export async function sweepUnpublished(
               s.date_time IS NOT NULL AS one_time
          FROM scheduler_execution e
          JOIN scheduler s ON s.id = e.scheduler_id
+        -- A stay-alive worker runs under the supervisor, never as a task.
         WHERE e.published_at IS NULL AND e.executed_at < $1
+          AND NOT s.stay_alive
         ORDER BY e.executed_at
         LIMIT ${SWEEP_BATCH}
           FOR UPDATE OF e SKIP LOCKED`,

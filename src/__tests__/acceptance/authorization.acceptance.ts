@@ -198,7 +198,13 @@ describe('authorization: role x operation', () => {
         description: 'The token from POST /auth/login',
       },
     });
-    const PUBLIC = new Set(['GET /ping', 'POST /auth/login']);
+    // Probes for orchestrators answer without a token (see health.acceptance).
+    const PUBLIC = new Set([
+      'GET /ping',
+      'POST /auth/login',
+      'GET /health',
+      'GET /ready',
+    ]);
     const checked: string[] = [];
     for (const [path, methods] of Object.entries(
       spec.paths as Record<string, object>,

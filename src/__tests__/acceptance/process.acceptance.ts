@@ -1,6 +1,10 @@
 import {expect} from '@loopback/testlab';
+import {spawn} from 'node:child_process';
+import {once} from 'node:events';
 import {createServer, connect} from 'node:net';
+import path from 'node:path';
 import {startService} from '../fixtures/service-process';
+import {TEST_DATABASE_URL} from '../fixtures/test-database';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -26,7 +30,15 @@ describe('service process', () => {
     ['api', []],
     ['scheduler', ['cron-scheduler started']],
     ['worker', ['cron-worker started']],
-    ['all', ['cron-scheduler started', 'cron-worker started']],
+    ['stay-alive', ['stay-alive supervisor started']],
+    [
+      'all',
+      [
+        'cron-scheduler started',
+        'cron-worker started',
+        'stay-alive supervisor started',
+      ],
+    ],
   ];
   for (const [mode, announcements] of roles) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -62,6 +74,40 @@ describe('service process', () => {
     }
   }
 
+  it('npm run start:stay-alive (as a container runs it) passes SIGTERM on, and the service exits 0', async () => {
+    const npm = spawn('npm', ['run', '--silent', 'start:stay-alive'], {
+      cwd: path.resolve(__dirname, '../../..'),
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        DATABASE_URL: TEST_DATABASE_URL,
+        NPM_CONFIG_UPDATE_NOTIFIER: 'false',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: string[] = [];
+    npm.stdout!.on('data', chunk => lines.push(...String(chunk).split('\n')));
+    const exited = once(npm, 'exit');
+    const deadline = Date.now() + 15_000;
+    while (!lines.some(line => line.includes('"Service started"'))) {
+      if (Date.now() > deadline || npm.exitCode !== null) {
+        throw new Error(`service did not start: ${lines.join('\n')}`);
+      }
+      await new Promise(resolve => setTimeout(resolve, 50));
+    }
+    const servicePid = JSON.parse(
+      lines.find(line => line.includes('"Service started"'))!,
+    ).pid;
+    npm.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code).to.equal(0);
+    expect(
+      lines.some(line => line.includes('"Shutdown complete"')),
+    ).to.be.true();
+    // The service itself ended, not just npm.
+    expect(() => process.kill(servicePid, 0)).to.throw(/ESRCH/);
+  });
+
   it('APP_MODE=scheduler never opens the HTTP port', async () => {
     const port = await freePort();
     const service = startService({APP_MODE: 'scheduler', PORT: String(port)});
@@ -89,6 +135,9 @@ describe('service process', () => {
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_URL', 'postgres//missing-colon'],
     ['AMQP_URL', 'not a url'],
+    ['HEALTH_PORT', '70000'],
+    ['STAY_ALIVE_RECONCILE_MS', '120000'],
+    ['STAY_ALIVE_RESTART_MAX_DELAY_MS', '10'],
   ];
   for (const [variable, value] of badEnvironments) {
     it(`stops at start with exit 1 and one line naming ${variable}=${value}`, async () => {

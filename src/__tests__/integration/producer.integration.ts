@@ -287,6 +287,52 @@ describe('producer (cron-scheduler)', () => {
     ).to.deepEqual([active]);
   });
 
+  it('never claims a stay-alive scheduler, even when one is handed to the claimer', async () => {
+    // A stay-alive scheduler has no schedule, so it is never due; the claimer
+    // refuses it anyway, for a run evaluated just before it became stay-alive.
+    const [stayAlive, recurring] = await insertSchedulers([
+      {schedule: null, stay_alive: true, worker_id: 1, report_id: null},
+      {schedule: '* * * * *', worker_id: 2, report_id: null},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    const slot = at('2026-11-21T10:00:00Z');
+    const claims = await claimRuns(
+      p.pool,
+      [
+        {schedulerId: stayAlive, slot},
+        {schedulerId: recurring, slot},
+      ],
+      at('2026-11-21T10:00:01Z'),
+      'p1',
+    );
+    expect(claims.map(c => c.scheduler_id)).to.deepEqual([recurring]);
+    expect((await executionRows()).map(r => r.scheduler_id)).to.deepEqual([
+      recurring,
+    ]);
+  });
+
+  it('does not republish a stale claim of a scheduler that has become stay-alive since (sweeper)', async () => {
+    const [id] = await insertSchedulers([
+      {schedule: '* * * * *', worker_id: 2, report_id: null},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0, cronSweepAfterMs: 30_000});
+    await claimRuns(
+      p.pool,
+      [{schedulerId: id, slot: at('2026-11-21T10:00:00Z')}],
+      at('2026-11-21T10:00:01Z'),
+      'dead-1',
+    );
+    await withClient(TEST_DATABASE_URL, c =>
+      c.query(
+        `UPDATE scheduler SET schedule = NULL, stay_alive = true WHERE id = $1;`,
+        [id],
+      ),
+    );
+    const report = await p.producer.tick(at('2026-11-21T10:01:05Z'));
+    expect(report).to.containDeep({due: 0, swept: 0, published: 0});
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+  });
+
   it('evaluates a scheduler in its own time zone', async () => {
     const [berlin] = await insertSchedulers([
       {schedule: '0 9 * * *', timezone: 'Europe/Berlin'},

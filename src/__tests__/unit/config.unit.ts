@@ -116,7 +116,30 @@ describe('loadConfig', () => {
     [
       'APP_MODE',
       'everything',
-      /APP_MODE must be one of api, scheduler, worker, all/,
+      /APP_MODE must be one of api, scheduler, worker, stay-alive, all/,
+    ],
+    ['HEALTH_PORT', '65536', /HEALTH_PORT must be an integer between 0/],
+    ['HEALTH_PORT', 'health', /HEALTH_PORT must be an integer/],
+    [
+      'STAY_ALIVE_RECONCILE_MS',
+      '60001',
+      /STAY_ALIVE_RECONCILE_MS must be an integer between 100 and 60000/,
+    ],
+    [
+      'STAY_ALIVE_RECONCILE_MS',
+      '50',
+      /STAY_ALIVE_RECONCILE_MS must be an integer between 100/,
+    ],
+    [
+      'STAY_ALIVE_RESTART_DELAY_MS',
+      '0',
+      /STAY_ALIVE_RESTART_DELAY_MS must be an integer between 1/,
+    ],
+    ['STAY_ALIVE_STABLE_MS', '-1', /STAY_ALIVE_STABLE_MS must be an integer/],
+    [
+      'STAY_ALIVE_STOP_GRACE_MS',
+      'soon',
+      /STAY_ALIVE_STOP_GRACE_MS must be an integer/,
     ],
     ['PORT', '70000', /PORT must be an integer between 0 and 65535/],
     ['PORT', 'http', /PORT must be an integer/],
@@ -224,6 +247,52 @@ describe('loadConfig', () => {
     });
     expect(weak.variable).to.equal('ADMIN_PASSWORD');
     expect(weak.message).to.not.containEql('short"');
+  });
+
+  it('reads the health port and the stay-alive settings, with their defaults', () => {
+    expect(loadConfig({}).healthPort).to.be.undefined();
+    expect(loadConfig({HEALTH_PORT: ''}).healthPort).to.be.undefined();
+    expect(loadConfig({}).stayAlive).to.deepEqual({
+      reconcileMs: 15000,
+      restartDelayMs: 1000,
+      restartMaxDelayMs: 60000,
+      stableMs: 60000,
+      stopGraceMs: 10000,
+    });
+    const config = loadConfig({
+      APP_MODE: 'stay-alive',
+      HEALTH_PORT: '8081',
+      STAY_ALIVE_RECONCILE_MS: '5000',
+      STAY_ALIVE_RESTART_DELAY_MS: '500',
+      STAY_ALIVE_RESTART_MAX_DELAY_MS: '30000',
+      STAY_ALIVE_STABLE_MS: '120000',
+      STAY_ALIVE_STOP_GRACE_MS: '0',
+    });
+    expect(config).to.containDeep({
+      appMode: 'stay-alive',
+      healthPort: 8081,
+      stayAlive: {
+        reconcileMs: 5000,
+        restartDelayMs: 500,
+        restartMaxDelayMs: 30000,
+        stableMs: 120000,
+        stopGraceMs: 0,
+      },
+    });
+  });
+
+  it('rejects a restart delay cap below the base delay, naming the cap', () => {
+    const error = configErrorFor({
+      STAY_ALIVE_RESTART_DELAY_MS: '5000',
+      STAY_ALIVE_RESTART_MAX_DELAY_MS: '1000',
+    });
+    expect(error.variable).to.equal('STAY_ALIVE_RESTART_MAX_DELAY_MS');
+    expect(error.message).to.match(/at least STAY_ALIVE_RESTART_DELAY_MS/);
+    // A base delay above the default cap raises the default cap with it.
+    expect(
+      loadConfig({STAY_ALIVE_RESTART_DELAY_MS: '90000'}).stayAlive
+        .restartMaxDelayMs,
+    ).to.equal(90000);
   });
 
   it('resolves WORKERS_DIR against the project root', () => {

