@@ -6,6 +6,7 @@ import type {Scheduler} from '../models';
 import {schedulerRuleErrors} from '../validation/scheduler-rules';
 import {fieldError, validationError} from '../validation/validation-error';
 import {repositoryOf} from './hook-helpers';
+import {reportParamErrors} from './scheduler-report-check';
 
 const TASK_REFERENCES = [
   ['report_id', 'Report'],
@@ -31,10 +32,12 @@ async function missingTasks(
   return errors;
 }
 
-/** The rules, then that the task it names exists. */
+/** The rules, then that the task it names exists, then a report's params. */
 async function assertValid(record: AnyObject, ctx: HookContext): Promise<void> {
   const errors = schedulerRuleErrors(record);
   if (errors.length === 0) errors.push(...(await missingTasks(record, ctx)));
+  if (errors.length === 0)
+    errors.push(...(await reportParamErrors(record, ctx)));
   if (errors.length > 0) throw validationError(errors);
 }
 

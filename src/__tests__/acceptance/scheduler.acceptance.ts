@@ -196,6 +196,57 @@ describe('Scheduler API', () => {
       });
     }
 
+    it("checks a report scheduler's params as the report would, before any run", async () => {
+      const report = (params: object) =>
+        givenSchedulerBody({
+          params: {controller: 'ExecutionsReport', ...params},
+        });
+      await api
+        .post('/api/schedulers')
+        .send(
+          report({
+            report_params: {from: '{{yesterday}}', status: ['failed']},
+            options_interface: {output: {file: {format: 'Excel'}}},
+          }),
+        )
+        .expect(201);
+      const cases: Array<[object, string]> = [
+        [{report_params: {colour: 'red'}}, '/params/report_params/colour'],
+        [{report_params: {status: ['lost']}}, '/params/report_params/status'],
+        [
+          {options_interface: {output: {file: {format: 'DOCX'}}}},
+          '/params/options_interface/output/file/format',
+        ],
+        [{report_params: 'all'}, '/params/report_params'],
+      ];
+      for (const [params, path] of cases) {
+        const res = await api
+          .post('/api/schedulers')
+          .send(report(params))
+          .expect(422);
+        expect(res.body.error).to.containDeep(UNPROCESSABLE);
+        expect({params, paths: badFields(res.body)}).to.deepEqual({
+          params,
+          paths: [path],
+        });
+      }
+      const [{id}] = (
+        await withClient(TEST_DATABASE_URL, client =>
+          client.query(
+            `INSERT INTO report (name, controller) VALUES ('old', 'SalesReport') RETURNING id`,
+          ),
+        )
+      ).rows;
+      const res = await api
+        .post('/api/schedulers')
+        .send(givenSchedulerBody({report_id: id}))
+        .expect(422);
+      expect(badFields(res.body)).to.deepEqual(['/report_id']);
+      expect(res.body.error.details[0].message).to.match(
+        /names controller "SalesReport", which is not a registered report/,
+      );
+    });
+
     it('rejects a body that is not an object', async () => {
       const res = await api
         .post('/api/schedulers')
