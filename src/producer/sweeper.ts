@@ -9,6 +9,11 @@ const SWEEP_BATCH = 1000;
  * Republishes claims whose publish was never confirmed (the producer died
  * between claim and confirm, or the broker was down). Rows are locked with
  * FOR UPDATE SKIP LOCKED, so several producers sweep without doubling up.
+ * Only runs still `claimed` count: once a consumer has moved a run on, its
+ * message evidently reached the broker, which keeps it until acknowledged;
+ * `published_at` may still be missing when the producer died or lost its
+ * database after the confirm. Republishing those ran a failed run's attempts
+ * all over again, or a running one twice at once.
  * Returns how many were republished.
  */
 export async function sweepUnpublished(
@@ -26,7 +31,8 @@ export async function sweepUnpublished(
               s.date_time IS NOT NULL AS one_time
          FROM scheduler_execution e
          JOIN scheduler s ON s.id = e.scheduler_id
-        WHERE e.published_at IS NULL AND e.executed_at < $1
+        WHERE e.published_at IS NULL AND e.status = 'claimed'
+          AND e.executed_at < $1
         ORDER BY e.executed_at
         LIMIT ${SWEEP_BATCH}
           FOR UPDATE OF e SKIP LOCKED`,
