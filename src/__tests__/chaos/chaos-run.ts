@@ -1,5 +1,5 @@
 import {randomInt} from 'node:crypto';
-import {existsSync, writeFileSync} from 'node:fs';
+import {writeFileSync} from 'node:fs';
 import {cpus, loadavg, totalmem} from 'node:os';
 import path from 'node:path';
 import {Client, escapeIdentifier} from 'pg';
@@ -9,18 +9,14 @@ import {TcpProxy} from '../fixtures/tcp-proxy';
 import {TEST_RETRY, TEST_RETRY_ENV} from '../fixtures/test-broker';
 import {createChaosEnvironment, ChaosEnvironment} from './chaos-environment';
 import {checkLedger, FaultWindow, Violation} from './chaos-invariants';
-import {
-  CONSUMERS,
-  FaultKind,
-  planFaults,
-  PlannedFault,
-  PRODUCERS,
-} from './chaos-plan';
+import {CONSUMERS, FaultKind, planFaults, PRODUCERS} from './chaos-plan';
 import {ChaosOptions, parseChaosArgs} from './chaos-profile';
 import {queueDepths} from './queue-depths';
 import {SeededRandom} from './seeded-random';
 import {writeReliability} from './reliability-report';
 import {readSideEffects} from './side-effects';
+import {FaultInjector} from './fault-injector';
+import {log, sleep, waitFor} from './wait';
 import {SupervisedProcess} from './supervised-process';
 
 const WORKERS_DIR = path.join(PROJECT_ROOT, 'scripts/chaos/workers');
@@ -33,21 +29,6 @@ const SWEEP_AFTER_REAL_MS = 4000;
  * simulated minutes (work arrives in a burst each minute).
  */
 const MID_TASK_WAIT_MINUTES = 2;
-
-const log = (message: string) =>
-  process.stdout.write(
-    `[chaos ${new Date().toISOString().slice(11, 23)}] ${message}\n`,
-  );
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
-
-interface InjectedFault {
-  kind: FaultKind;
-  target: string;
-  at: number;
-  to: number;
-  /** Consumer kills: the consumer was inside a task when killed. */
-  midTask?: boolean;
-}
 
 /** Everything a run holds that must be released, on success, failure or signal. */
 class Cluster {
@@ -125,21 +106,6 @@ function serviceEnv(
   };
 }
 
-async function waitFor(
-  what: string,
-  timeoutMs: number,
-  condition: () => Promise<boolean> | boolean,
-  pollMs = 250,
-): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return true;
-    await sleep(pollMs);
-  }
-  log(`timed out after ${timeoutMs} ms waiting for ${what}`);
-  return false;
-}
-
 export async function runChaos(options: ChaosOptions): Promise<number> {
   const {profile, seed} = options;
   const started = Date.now();
@@ -205,20 +171,12 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
     );
     const {host: pgHost, port: pgPort} = new URL(environment.databaseUrl);
     const {host: mqHost, port: mqPort} = new URL(environment.amqpUrl);
-    let pendingTriggers = 0;
-    const injected: InjectedFault[] = [];
-    const claimFaultFired = () => {
-      if (pendingTriggers === 0 || existsSync(triggerFile)) return false;
-      pendingTriggers--;
-      const now = Date.now();
-      injected.push({
-        kind: 'producer-kill-after-claim',
-        target: 'next claiming producer',
-        at: now,
-        to: now,
-      });
-      return true;
-    };
+    // The supervisor asks it about SIGKILLs the suite did not send.
+    const injector = new FaultInjector(
+      cluster.processes,
+      triggerFile,
+      (MID_TASK_WAIT_MINUTES * 60_000) / profile.clockScale,
+    );
     for (const name of [...PRODUCERS, ...CONSUMERS]) {
       const links = {
         database: new TcpProxy(
@@ -239,12 +197,11 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
         serviceEnv(environment, name, links, clock, triggerFile),
         path.join(environment.dir, `${name}.log`),
         RESTART_DELAY_MS,
-        claimFaultFired,
+        injector.claimFaultFired,
       );
       cluster.processes.push(proc);
       proc.start();
     }
-    const byName = new Map(cluster.processes.map(p => [p.name, p]));
     await waitFor('every process to start', 30_000, () =>
       cluster.processes.every(p => p.lastSeen.has('Service started')),
     );
@@ -258,52 +215,10 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
     // process came up if the start took longer than the lead.
     const phaseStart = Math.max(origin.getTime(), Date.now());
     const linkFaults: Array<Promise<void>> = [];
-    const runFault = async (fault: PlannedFault): Promise<void> => {
-      const targets = (name: string) =>
-        name === 'all' ? cluster.processes : [byName.get(name)!];
-      const at = Date.now();
-      switch (fault.kind) {
-        case 'producer-kill':
-          byName.get(fault.target)!.kill();
-          injected.push({...fault, at, to: at});
-          break;
-        case 'producer-kill-after-claim':
-          pendingTriggers++;
-          writeFileSync(triggerFile, '');
-          break;
-        case 'consumer-kill': {
-          const consumer = byName.get(fault.target)!;
-          const midTask = await waitFor(
-            `${consumer.name} to be inside a task`,
-            (MID_TASK_WAIT_MINUTES * 60_000) / profile.clockScale,
-            () => consumer.insideTask(),
-            2,
-          );
-          consumer.kill();
-          const now = Date.now();
-          injected.push({...fault, at: now, to: now, midTask});
-          break;
-        }
-        default: {
-          const link = fault.kind.startsWith('broker') ? 'broker' : 'database';
-          const stall = fault.kind.endsWith('stall');
-          for (const p of targets(fault.target)) {
-            if (stall) p.links[link].stall();
-            else p.links[link].cut();
-          }
-          await sleep(fault.durationMs!);
-          for (const p of targets(fault.target)) p.links[link].restore();
-          injected.push({...fault, at, to: Date.now()});
-        }
-      }
-      log(
-        `fault ${fault.kind} on ${fault.target}${fault.durationMs ? ` for ${fault.durationMs} ms` : ''}`,
-      );
-    };
     for (const fault of plan) {
       linkFaults.push(
         sleep(Math.max(0, phaseStart + fault.atMs - Date.now())).then(() =>
-          runFault(fault),
+          injector.run(fault),
         ),
       );
     }
@@ -324,12 +239,13 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
     await waitFor(
       'kill-after-claim triggers to fire',
       60_000,
-      () => pendingTriggers === 0,
+      () => injector.armedTriggers === 0,
     );
     // The user switches the schedulers off: nothing more falls due, so the
     // set of due runs is final and the system can drain.
     await db.query(`UPDATE scheduler SET status = false`);
     log('schedulers disabled; draining');
+    const injected = injector.injected;
     const faultsEnded = Math.max(...injected.map(f => f.to), phaseStart);
     const drained = await waitFor(
       'every run to finish and queues to empty',
