@@ -11,6 +11,7 @@ import {createChaosEnvironment, ChaosEnvironment} from './chaos-environment';
 import {checkLedger, FaultWindow, Violation} from './chaos-invariants';
 import {CONSUMERS, FaultKind, planFaults, PRODUCERS} from './chaos-plan';
 import {ChaosOptions, parseChaosArgs} from './chaos-profile';
+import {FAILED_QUEUE, TASK_QUEUE} from '../../queue/topology';
 import {queueDepths} from './queue-depths';
 import {SeededRandom} from './seeded-random';
 import {writeReliability} from './reliability-report';
@@ -209,11 +210,14 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       `${profile.schedulers} schedulers due every minute, ${profile.simulatedMinutes} simulated minutes from ${firstSlot.toISOString()} at ${profile.clockScale}x; 3 producers, 2 consumers`,
     );
 
-    const phaseMs = (profile.simulatedMinutes * 60_000) / profile.clockScale;
-    const plan = planFaults(profile, phaseMs, random);
     // Faults are timed from the simulated start, or from when the last
-    // process came up if the start took longer than the lead.
+    // process came up if the start took longer than the lead, and fall
+    // before the last simulated minute is claimed.
     const phaseStart = Math.max(origin.getTime(), Date.now());
+    const phaseMs =
+      (lastSlot.getTime() - origin.getTime()) / profile.clockScale -
+      (phaseStart - origin.getTime());
+    const plan = planFaults(profile, phaseMs, random);
     const linkFaults: Array<Promise<void>> = [];
     for (const fault of plan) {
       linkFaults.push(
@@ -241,12 +245,24 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       60_000,
       () => injector.armedTriggers === 0,
     );
+    const injected = injector.injected;
+    const faultsEnded = Math.max(...injected.map(f => f.to), phaseStart);
+    // Evidence of recovery: each producer ticks again after the last fault
+    // (one ticks each simulated minute; a killed one on its restart).
+    await waitFor(
+      'every producer to tick after the last fault',
+      (2 * 60_000) / profile.clockScale + 10_000,
+      () =>
+        cluster.processes.every(
+          p =>
+            !p.name.startsWith('producer') ||
+            (p.lastSeen.get('Tick completed') ?? 0) > faultsEnded,
+        ),
+    );
     // The user switches the schedulers off: nothing more falls due, so the
     // set of due runs is final and the system can drain.
     await db.query(`UPDATE scheduler SET status = false`);
     log('schedulers disabled; draining');
-    const injected = injector.injected;
-    const faultsEnded = Math.max(...injected.map(f => f.to), phaseStart);
     const drained = await waitFor(
       'every run to finish and queues to empty',
       profile.drainTimeoutMs,
@@ -278,6 +294,7 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       });
     }
     const alive = new Map(cluster.processes.map(p => [p.name, p.alive]));
+    const subscriptions = await queueDepths(environment.vhost);
     const stops = await Promise.all(
       cluster.processes.map(async p => ({
         process: p.name,
@@ -302,27 +319,33 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       });
     }
     const effects = readSideEffects(sideEffectFile);
-    const lastEffectBy = new Map<number, number>();
-    for (const list of effects.byRun.values()) {
-      for (const effect of list) {
-        const seen = lastEffectBy.get(effect.consumerPid) ?? 0;
-        lastEffectBy.set(effect.consumerPid, Math.max(seen, effect.at));
-      }
-    }
-    // Producers log each tick; a consumer's work shows in the side effects
-    // its current process wrote.
+    // Recovery: producers ticked after the last fault; every process is up;
+    // each consumer is subscribed again to the task and the failed queue
+    // (work it could not do would have kept the queues from draining).
     const stale = cluster.processes
-      .filter(p => {
-        const lastWork = p.name.startsWith('producer')
-          ? (p.lastSeen.get('Tick completed') ?? 0)
-          : (lastEffectBy.get(p.child?.pid ?? -1) ?? 0);
-        return !alive.get(p.name) || lastWork < faultsEnded;
-      })
+      .filter(
+        p =>
+          !alive.get(p.name) ||
+          (p.name.startsWith('producer') &&
+            (p.lastSeen.get('Tick completed') ?? 0) < faultsEnded),
+      )
       .map(p => ({
         process: p.name,
         alive_at_end: alive.get(p.name),
         last_lines: p.lines().slice(-10),
       }));
+    const unsubscribed = subscriptions.filter(
+      q =>
+        (q.queue === TASK_QUEUE || q.queue === FAILED_QUEUE) &&
+        q.consumers !== CONSUMERS.length,
+    );
+    if (unsubscribed.length > 0) {
+      violations.push({
+        invariant: `each of the ${CONSUMERS.length} consumers consumes the task and the failed queue again`,
+        count: unsubscribed.length,
+        rows: unsubscribed,
+      });
+    }
     if (stale.length > 0) {
       violations.push({
         invariant:

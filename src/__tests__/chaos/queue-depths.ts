@@ -7,9 +7,11 @@ export interface QueueDepth {
   queue: string;
   ready: number;
   unacknowledged: number;
+  /** Subscriptions on the queue. */
+  consumers: number;
 }
 
-/** Every queue of the vhost with ready and unacknowledged message counts. */
+/** Every queue of the vhost: ready and unacknowledged messages, consumers. */
 export async function queueDepths(vhost: string): Promise<QueueDepth[]> {
   const {stdout} = await run(
     'rabbitmqctl',
@@ -22,6 +24,7 @@ export async function queueDepths(vhost: string): Promise<QueueDepth[]> {
       'name',
       'messages_ready',
       'messages_unacknowledged',
+      'consumers',
     ],
     {
       env: {
@@ -33,10 +36,11 @@ export async function queueDepths(vhost: string): Promise<QueueDepth[]> {
   return stdout
     .split('\n')
     .map(line => line.trim().split(/\s+/))
-    .filter(parts => parts.length === 3)
-    .map(([queue, ready, unacknowledged]) => ({
+    .filter(parts => parts.length === 4)
+    .map(([queue, ready, unacknowledged, consumers]) => ({
       queue,
       ready: Number(ready),
       unacknowledged: Number(unacknowledged),
+      consumers: Number(consumers),
     }));
 }
