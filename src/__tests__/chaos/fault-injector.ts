@@ -65,16 +65,37 @@ export class FaultInjector {
         writeFileSync(this.triggerFile, '');
         break;
       case 'consumer-kill': {
-        const consumer = this.process(fault.target);
+        // The planned consumer, or after half the wait any consumer inside a
+        // task (the planned one may be cut off and idle).
+        const planned = this.process(fault.target);
+        const consumers = this.processes.filter(p =>
+          p.name.startsWith('consumer'),
+        );
+        const started = Date.now();
+        let victim = planned;
         const midTask = await waitFor(
-          `${consumer.name} to be inside a task`,
+          'a consumer to be inside a task',
           this.midTaskWaitMs,
-          () => consumer.insideTask(),
+          () => {
+            const candidates =
+              Date.now() - started < this.midTaskWaitMs / 2
+                ? [planned]
+                : [planned, ...consumers];
+            const busy = candidates.find(p => p.insideTask());
+            if (busy) victim = busy;
+            return busy !== undefined;
+          },
           2,
         );
-        consumer.kill();
+        victim.kill();
         const now = Date.now();
-        this.injected.push({...fault, at: now, to: now, midTask});
+        this.injected.push({
+          ...fault,
+          target: victim.name,
+          at: now,
+          to: now,
+          midTask,
+        });
         break;
       }
       default:
