@@ -59,6 +59,13 @@ export interface AppConfig {
   /** Port of the separate /health + /ready server (any mode); unset = none. */
   healthPort?: number;
   stayAlive: StayAliveConfig;
+  /** Test-only (chaos suite): the producer's clock runs faster than real time. */
+  testClock?: TestClockConfig;
+  /**
+   * Test-only fault point (chaos suite): when this file exists after a claim,
+   * the producer deletes it and SIGKILLs itself before publishing.
+   */
+  testKillAfterClaimFile?: string;
 }
 
 /** What report generation and delivery need; also all a report child reads. */
@@ -82,6 +89,13 @@ export interface StayAliveConfig {
   stableMs: number;
   /** After SIGTERM, how long a worker gets before SIGKILL. */
   stopGraceMs: number;
+}
+
+/** Simulated time = origin + (real time - origin) * scale. */
+export interface TestClockConfig {
+  /** Real instant where simulated and real time meet; shared by all producers. */
+  origin: Date;
+  scale: number;
 }
 
 export interface JwtConfig {
@@ -211,6 +225,79 @@ function duration(raw: string, name: string): number {
     );
   }
   return seconds;
+}
+
+/** A number in [min, max]; fractions allowed. */
+function numberBetween(min: number, max: number): Parser<number> {
+  return (raw, name) => {
+    const value = Number(raw);
+    if (
+      raw.trim() === '' ||
+      !Number.isFinite(value) ||
+      value < min ||
+      value > max
+    ) {
+      throw new ConfigError(
+        name,
+        `must be a number between ${min} and ${max} (got "${raw}")`,
+      );
+    }
+    return value;
+  };
+}
+
+function isoInstant(raw: string, name: string): Date {
+  const value = new Date(raw);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(value.getTime())) {
+    throw new ConfigError(
+      name,
+      `must be an ISO 8601 instant such as 2026-11-21T20:00:00.000Z (got "${raw}")`,
+    );
+  }
+  return value;
+}
+
+function absolutePath(raw: string, name: string): string {
+  if (!path.isAbsolute(raw)) {
+    throw new ConfigError(name, `must be an absolute path (got "${raw}")`);
+  }
+  return raw;
+}
+
+/**
+ * Settings that only a test may use. They make the service lie about time or
+ * kill itself, so a production process refuses to start with any of them.
+ */
+const TEST_ONLY_VARIABLES = [
+  'CHAOS_CLOCK_SCALE',
+  'CHAOS_CLOCK_ORIGIN',
+  'CHAOS_KILL_AFTER_CLAIM_FILE',
+] as const;
+
+function refuseTestOnlyInProduction(env: Env, nodeEnv: NodeEnv): void {
+  if (nodeEnv !== 'production') return;
+  for (const name of TEST_ONLY_VARIABLES) {
+    if (env[name] !== undefined && env[name] !== '') {
+      throw new ConfigError(
+        name,
+        'is a test-only setting (chaos suite) and is refused when NODE_ENV=production',
+      );
+    }
+  }
+}
+
+function readTestClock(env: Env): TestClockConfig | undefined {
+  const scale = readOptional(env, 'CHAOS_CLOCK_SCALE', numberBetween(1, 1000));
+  const origin = readOptional(env, 'CHAOS_CLOCK_ORIGIN', isoInstant);
+  if (scale === undefined && origin === undefined) return undefined;
+  if (scale === undefined || origin === undefined) {
+    throw new ConfigError(
+      scale === undefined ? 'CHAOS_CLOCK_SCALE' : 'CHAOS_CLOCK_ORIGIN',
+      'must be set together with ' +
+        (scale === undefined ? 'CHAOS_CLOCK_ORIGIN' : 'CHAOS_CLOCK_SCALE'),
+    );
+  }
+  return {scale, origin};
 }
 
 function secret(raw: string, name: string): string {
@@ -411,6 +498,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   // Unset means development, as in Express; main() warns loudly about it and
   // the container image sets production.
   const nodeEnv = read(env, 'NODE_ENV', 'development', oneOf(NODE_ENVS));
+  refuseTestOnlyInProduction(env, nodeEnv);
   return {
     appMode: read(env, 'APP_MODE', 'all', oneOf(APP_MODES)),
     port: read(env, 'PORT', 3000, integer(0, 65535)),
@@ -485,5 +573,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reports: readReports(env),
     healthPort: readOptional(env, 'HEALTH_PORT', integer(0, 65535)),
     stayAlive: readStayAlive(env),
+    testClock: readTestClock(env),
+    testKillAfterClaimFile: readOptional(
+      env,
+      'CHAOS_KILL_AFTER_CLAIM_FILE',
+      absolutePath,
+    ),
   };
 }

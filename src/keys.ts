@@ -28,6 +28,11 @@ export namespace AuthBindings {
 export namespace ProducerBindings {
   /** The producer's clock; tests bind their own. */
   export const CLOCK = BindingKey.create<() => Date>('producer.clock');
+  /**
+   * Simulated milliseconds per real millisecond of CLOCK (1 unless a test
+   * clock runs fast): the ticker divides its waits by it.
+   */
+  export const CLOCK_RATE = BindingKey.create<number>('producer.clockRate');
   export const OBSERVER =
     BindingKey.create<ProducerObserver>('producer.observer');
 }

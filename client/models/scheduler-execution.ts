@@ -28,6 +28,11 @@ export interface SchedulerExecution {
   last_error?: string | null;
 
   /**
+   * Retry count of the delivery that started last (0 = first attempt); tells a duplicate message from the pending retry
+   */
+  last_retry_count?: number | null;
+
+  /**
    * When the broker confirmed the task message
    */
   published_at?: string | null;

@@ -15,14 +15,40 @@ interface FailedBody {
   [key: string]: unknown;
 }
 
+/** Acks or nacks; a closed channel means the broker redelivers by itself. */
+function settle(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // Channel gone: the broker redelivers it to a live consumer.
+  }
+}
+
 const integerOrNull = (value: unknown) =>
   Number.isSafeInteger(value) ? (value as number) : null;
 
+/** How long a failed task waits before it is offered again after a database outage. */
+export const STORE_RETRY_DELAY_MS = 1000;
+
+/**
+ * True for errors that pass: the connection (no SQLSTATE, a Node socket
+ * error, class 08), resources (53), operator intervention such as a restart
+ * (57), system errors (58). A data or constraint error would fail again.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  const code = (error as {code?: unknown})?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return /^(08|53|57|58)/.test(code);
+}
+
 /**
  * Consumes `cron_scheduler_failed`: logs `PERMANENTLY FAILED TASK`, keeps the
- * task in `failed_task` for inspection and re-drive, and acknowledges every
- * message, also when storing it fails (that is logged too): a failed task is
- * never lost silently and never loops.
+ * task in `failed_task` for inspection and re-drive, and acknowledges it. When
+ * the database is unreachable the message is requeued after
+ * STORE_RETRY_DELAY_MS, so the task is stored once the database is back (the
+ * chaos suite found failed tasks acknowledged and missing from `failed_task`
+ * after a database cut); a task the database refuses for good (bad data) is
+ * logged and acknowledged, so it never loops.
  */
 export class FailedTaskConsumer {
   private channel?: Channel;
@@ -138,16 +164,21 @@ export class FailedTaskConsumer {
         ],
       );
     } catch (error) {
+      if (isTransientDatabaseError(error)) {
+        this.logger.warn('Could not store failed task; requeued', {
+          error: (error as Error).message,
+          scheduler_id: body.scheduler_id,
+          retry_in_ms: STORE_RETRY_DELAY_MS,
+        });
+        await new Promise(resolve => setTimeout(resolve, STORE_RETRY_DELAY_MS));
+        settle(() => channel.nack(message, false, true));
+        return;
+      }
       this.logger.error('Could not store failed task', {
         error: (error as Error).message,
         scheduler_id: body.scheduler_id,
       });
-    } finally {
-      try {
-        channel.ack(message);
-      } catch {
-        // Channel gone: the broker redelivers it to a live consumer.
-      }
     }
+    settle(() => channel.ack(message));
   }
 }

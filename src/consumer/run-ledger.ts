@@ -24,6 +24,10 @@ export function createLedgerPool(
   );
 }
 
+/** What to do with a delivery: run it, or acknowledge it as a duplicate. */
+export type StartDecision =
+  'run' | 'succeeded' | 'failed' | 'attempt-already-ran';
+
 /**
  * The consumer's side of the `scheduler_execution` row: published ->
  * running -> succeeded | retrying | failed, with attempts, times and the
@@ -34,28 +38,42 @@ export class RunLedger {
   constructor(private readonly pool: Pool) {}
 
   /**
-   * Marks the run as running, unless it already succeeded. Returns false for
-   * a run that already succeeded (a redelivery to skip). The common case is
-   * one round trip; only a run the update did not touch (succeeded, or an
-   * unknown id) costs a second look.
+   * Marks the run as running unless this delivery is a duplicate. A
+   * duplicate is a message for a run that already ended (succeeded, or
+   * failed after its last retry: re-drives get a run of their own), or one
+   * whose attempt already ran while the run waits for its retry (the retry
+   * copy carries a higher retry count). A run that is `running` is started
+   * again: its consumer may have died (the broker redelivers). The common
+   * case is one round trip; only a delivery the update did not touch costs a
+   * second look to say why.
    */
-  async start(executionId: number | undefined, at: Date): Promise<boolean> {
-    if (executionId === undefined) return true;
+  async start(
+    executionId: number | undefined,
+    at: Date,
+    retryCount = 0,
+  ): Promise<StartDecision> {
+    if (executionId === undefined) return 'run';
     const {rowCount} = await this.pool.query({
       // Named: parsed and planned once per connection, not once per task.
       name: 'ledger-start',
       text: `UPDATE scheduler_execution
                 SET status = 'running', attempts = attempts + 1, started_at = $2,
-                    finished_at = NULL, duration_ms = NULL
-              WHERE id = $1 AND status <> 'succeeded'`,
-      values: [executionId, at],
+                    finished_at = NULL, duration_ms = NULL, last_retry_count = $3
+              WHERE id = $1
+                AND status NOT IN ('succeeded', 'failed')
+                AND NOT (status = 'retrying' AND COALESCE(last_retry_count, -1) >= $3)`,
+      values: [executionId, at, retryCount],
     });
-    if (rowCount) return true;
+    if (rowCount) return 'run';
     const {rows} = await this.pool.query<{status: string}>(
       `SELECT status FROM scheduler_execution WHERE id = $1`,
       [executionId],
     );
-    return rows[0]?.status !== 'succeeded';
+    const previous = rows[0]?.status;
+    // No row (deleted by the 30-day cleanup, say): run it as before.
+    if (previous === undefined) return 'run';
+    if (previous === 'succeeded' || previous === 'failed') return previous;
+    return 'attempt-already-ran';
   }
 
   async finished(

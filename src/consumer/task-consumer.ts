@@ -22,7 +22,7 @@ import {
 } from '../executors/task-executor';
 import {publishConfirmed} from './confirmed-publish';
 import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
-import type {RunLedger} from './run-ledger';
+import type {RunLedger, StartDecision} from './run-ledger';
 
 export interface TaskConsumerOptions {
   connection: AmqpConnection;
@@ -35,6 +35,15 @@ export interface TaskConsumerOptions {
 }
 
 type Headers = Record<string, unknown>;
+
+/** Log lines for deliveries the run ledger recognised as duplicates. */
+const DUPLICATE_DELIVERY: Record<Exclude<StartDecision, 'run'>, string> = {
+  succeeded: 'Task already succeeded; redelivery acknowledged without running',
+  failed:
+    'Task already failed after its retries; duplicate acknowledged without running',
+  'attempt-already-ran':
+    'Task attempt already ran and its retry is pending; duplicate acknowledged without running',
+};
 
 function executionIdOf(headers: Headers): number | undefined {
   const id = Number(headers['x-execution-id']);
@@ -187,10 +196,9 @@ export class TaskConsumer {
       ...(message.fields.redelivered ? {redelivered: true} : {}),
     });
     const {ledger} = this.options;
-    if (!(await ledger.start(executionId, this.clock()))) {
-      logger.info(
-        'Task already succeeded; redelivery acknowledged without running',
-      );
+    const decision = await ledger.start(executionId, this.clock(), retryCount);
+    if (decision !== 'run') {
+      logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
       channel.ack(message);
       return;
     }

@@ -27,6 +27,18 @@ export function workerArguments(
 }
 
 /**
+ * Which run this is, for workers that must be idempotent under at-least-once
+ * delivery (a redelivered run carries the same scheduler id and key).
+ */
+export function workerRunEnv(context: TaskContext): Record<string, string> {
+  return {
+    TASK_SCHEDULER_ID: String(context.message.scheduler_id),
+    ...(context.executionKey ? {TASK_EXECUTION_KEY: context.executionKey} : {}),
+    TASK_ATTEMPT: String(context.attempt),
+  };
+}
+
+/**
  * Starts `WORKERS_DIR/<worker.command>` without a shell, so nothing in the
  * params is ever interpreted: each argument reaches the program literally.
  */
@@ -59,7 +71,11 @@ export class WorkerExecutor implements TaskExecutor {
     const child = spawn(
       executable,
       workerArguments(context.params, context.message.scheduler_id),
-      {shell: false, stdio: ['ignore', 'pipe', 'pipe'], env: this.options.env},
+      {
+        shell: false,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {...this.options.env, ...workerRunEnv(context)},
+      },
     );
     const {code} = await watchChild(child, {
       kind: 'worker',

@@ -85,6 +85,14 @@ export class SchedulerExecution extends Entity {
   @property(textColumn('last_error'))
   last_error?: string | null;
 
+  @property(
+    integerColumn('last_retry_count', {
+      description:
+        'Retry count of the delivery that started last (0 = first attempt); tells a duplicate message from the pending retry',
+    }),
+  )
+  last_retry_count?: number | null;
+
   constructor(data?: Partial<SchedulerExecution>) {
     super(data);
   }

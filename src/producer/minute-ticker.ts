@@ -8,7 +8,9 @@ const AFTER_BOUNDARY_MS = 100;
  * Calls `onTick` right away and then just after every minute boundary,
  * re-aligning to the clock each time (no drifting setInterval). A slow tick
  * delays the next one instead of overlapping it; the producer then catches
- * up the slots it missed.
+ * up the slots it missed. `rate` is how many clock milliseconds pass per real
+ * millisecond (above 1 for a fast test clock): waits are real timers, so the
+ * clock distance to the boundary is divided by it.
  */
 export class MinuteTicker {
   private timer?: NodeJS.Timeout;
@@ -21,6 +23,7 @@ export class MinuteTicker {
     private readonly clock: () => Date,
     private readonly onTick: (now: Date) => Promise<unknown>,
     private readonly logger: Logger,
+    private readonly rate = 1,
   ) {}
 
   start(): void {
@@ -51,7 +54,7 @@ export class MinuteTicker {
         this.running = undefined;
         if (this.stopped) return;
         const delay = msUntilNextMinute(this.clock()) + AFTER_BOUNDARY_MS;
-        this.timer = setTimeout(() => this.run(), delay);
+        this.timer = setTimeout(() => this.run(), Math.ceil(delay / this.rate));
       });
   }
 }

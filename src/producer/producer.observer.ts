@@ -12,8 +12,10 @@ import {componentLogger, Logger} from '../logging/logger';
 import {AmqpConnection} from '../queue/amqp-connection';
 import {TaskPublisher} from '../queue/task-publisher';
 import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
+import {killAfterClaimFaultPoint} from './fault-point';
 import {MinuteTicker} from './minute-ticker';
 import {Producer} from './producer';
+import {scaledClock} from './scaled-clock';
 
 export const PRODUCER_CONTEXT = 'cron-scheduler';
 
@@ -31,14 +33,24 @@ export class ProducerObserver implements LifeCycleObserver {
   private publisher?: TaskPublisher;
   private ticker?: MinuteTicker;
   private stopping?: Promise<void>;
+  private readonly clock: () => Date;
+  private readonly clockRate: number;
 
   constructor(
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
     @inject(LoggingBindings.LOGGER) logger: Logger,
     @inject(ProducerBindings.CLOCK, {optional: true})
-    private readonly clock: () => Date = () => new Date(),
+    clock?: () => Date,
+    @inject(ProducerBindings.CLOCK_RATE, {optional: true})
+    clockRate?: number,
   ) {
     this.logger = componentLogger(logger, PRODUCER_CONTEXT);
+    // A bound clock wins; else the test-only fast clock (never in production,
+    // config refuses it there); else real time.
+    const testClock = config.testClock;
+    this.clock =
+      clock ?? (testClock ? scaledClock(testClock) : () => new Date());
+    this.clockRate = clockRate ?? (clock ? 1 : (testClock?.scale ?? 1));
   }
 
   /** The running producer, for tests and health checks. */
@@ -69,11 +81,15 @@ export class ProducerObserver implements LifeCycleObserver {
       this.publisher,
       this.config,
       this.logger,
+      this.config.testKillAfterClaimFile
+        ? killAfterClaimFaultPoint(this.config.testKillAfterClaimFile)
+        : undefined,
     );
     this.ticker = new MinuteTicker(
       this.clock,
       now => this.producer!.tick(now),
       this.logger,
+      this.clockRate,
     );
     this.ticker.start();
     this.logger.info('cron-scheduler started', {
@@ -81,6 +97,13 @@ export class ProducerObserver implements LifeCycleObserver {
       time_zone: this.config.cronTimeZone,
       catch_up_minutes: this.config.cronCatchUpMinutes,
     });
+    if (this.config.testClock ?? this.config.testKillAfterClaimFile) {
+      this.logger.warn('Test-only producer settings active (chaos suite)', {
+        clock_scale: this.config.testClock?.scale,
+        clock_origin: this.config.testClock?.origin.toISOString(),
+        kill_after_claim_file: this.config.testKillAfterClaimFile,
+      });
+    }
   }
 
   stop(): Promise<void> {

@@ -9,6 +9,7 @@ import {publishClaims} from './claim-publisher';
 import {claimDailyCleanup, deleteOldExecutions} from './cleanup';
 import {countDuePerScheduler, evaluateDue} from './due-evaluator';
 import {claimRuns} from './execution-claimer';
+import type {AfterClaimFaultPoint} from './fault-point';
 import {sweepUnpublished} from './sweeper';
 
 export type ProducerConfig = Pick<
@@ -42,6 +43,8 @@ export class Producer {
     private readonly publisher: TaskPublisher,
     private readonly config: ProducerConfig,
     private readonly logger: Logger,
+    /** Test-only (chaos suite): may kill the process between claim and publish. */
+    private readonly afterClaim?: AfterClaimFaultPoint,
   ) {}
 
   async tick(now: Date): Promise<TickReport> {
@@ -76,6 +79,7 @@ export class Producer {
         now,
         this.config.containerId,
       );
+      this.afterClaim?.(claims.length);
       const published = await publishClaims(
         this.pool,
         this.publisher,

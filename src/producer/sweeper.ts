@@ -10,6 +10,11 @@ const SWEEP_BATCH = 1000;
  * between claim and confirm, or the broker was down). Rows are locked with
  * FOR UPDATE SKIP LOCKED, so several producers sweep without doubling up.
  * Claims of schedulers that have since become stay-alive are left alone.
+ * Only runs still `claimed` count: once a consumer has moved a run on, its
+ * message evidently reached the broker, which keeps it until acknowledged;
+ * `published_at` may still be missing when the producer died or lost its
+ * database after the confirm. Republishing those ran a failed run's attempts
+ * all over again, or a running one twice at once.
  * Returns how many were republished.
  */
 export async function sweepUnpublished(
@@ -27,8 +32,9 @@ export async function sweepUnpublished(
               s.date_time IS NOT NULL AS one_time
          FROM scheduler_execution e
          JOIN scheduler s ON s.id = e.scheduler_id
-        -- A stay-alive worker runs under the supervisor, never as a task.
-        WHERE e.published_at IS NULL AND e.executed_at < $1
+        -- Only runs still claimed; a stay-alive worker runs under the supervisor.
+        WHERE e.published_at IS NULL AND e.status = 'claimed'
+          AND e.executed_at < $1
           AND NOT s.stay_alive
         ORDER BY e.executed_at
         LIMIT ${SWEEP_BATCH}

@@ -53,7 +53,7 @@ describe('health endpoints', () => {
   afterEach(async () => {
     await Promise.all(background.splice(0).map(a => a.stop()));
     await Promise.all(apps.splice(0).map(a => a.app.stop()));
-    await Promise.all(proxies.splice(0).map(p => p.stop()));
+    await Promise.all(proxies.splice(0).map(p => p.close()));
   });
 
   describe('on the API', () => {
@@ -82,7 +82,7 @@ describe('health endpoints', () => {
         amqpUrl: viaPort(TEST_AMQP_URL, port),
       });
       await client.get('/api/ready').expect(200);
-      await proxy.stop();
+      await proxy.close();
       const res = await client.get('/api/ready').expect(503);
       expect(res.body).to.deepEqual({
         error: {
@@ -109,7 +109,7 @@ describe('health endpoints', () => {
         databaseUrl: viaPort(TEST_DATABASE_URL, port),
       });
       await client.get('/api/ready').expect(200);
-      await proxy.stop();
+      await proxy.close();
       const res = await client.get('/api/ready').expect(503);
       expect(res.body.error.message).to.equal(
         'Not ready: postgres is not available',

@@ -55,7 +55,7 @@ describe('run ledger', () => {
     const id = await givenExecution();
     const ledger = new RunLedger(ledgerPool(false));
     const at = new Date('2026-11-21T10:00:01Z');
-    expect(await ledger.start(id, at)).to.be.true();
+    expect(await ledger.start(id, at)).to.equal('run');
     // `sql` opens its own session: what a redelivery on another consumer sees.
     expect(await row(id)).to.containDeep({
       status: 'running',
@@ -67,19 +67,24 @@ describe('run ledger', () => {
       status: 'succeeded',
       duration_ms: 250,
     });
-    expect(await ledger.start(id, at)).to.be.false();
+    expect(await ledger.start(id, at)).to.equal('succeeded');
     expect((await row(id)).attempts).to.equal(1);
   });
 
-  it('runs an unknown execution id without recording it, and counts attempts', async () => {
+  it('runs an unknown execution id without recording it, and counts attempts of retries', async () => {
     const ledger = new RunLedger(ledgerPool(false));
-    expect(await ledger.start(987654, new Date())).to.be.true();
+    expect(await ledger.start(987654, new Date())).to.equal('run');
     expect(await sql(`SELECT id FROM scheduler_execution`)).to.have.length(0);
 
-    const id = await givenExecution('retrying');
-    await ledger.start(id, new Date());
+    const id = await givenExecution();
+    expect(await ledger.start(id, new Date(), 0)).to.equal('run');
     await ledger.finished(id, 'retrying', new Date(), 5, 'exit code 3');
-    await ledger.start(id, new Date());
+    // A second copy of the attempt that already ran is a duplicate...
+    expect(await ledger.start(id, new Date(), 0)).to.equal(
+      'attempt-already-ran',
+    );
+    // ...the retry copy, with the next retry count, runs.
+    expect(await ledger.start(id, new Date(), 1)).to.equal('run');
     expect(await row(id)).to.containDeep({
       status: 'running',
       attempts: 2,

@@ -350,4 +350,60 @@ describe('loadConfig', () => {
     const error = configErrorFor({DATABASE_URL: 'mysql://admin:hunter2@db/x'});
     expect(error.message).to.not.containEql('hunter2');
   });
+  describe('test-only chaos settings', () => {
+    const clock = {
+      CHAOS_CLOCK_SCALE: '12',
+      CHAOS_CLOCK_ORIGIN: '2026-11-21T20:00:00.000Z',
+    };
+
+    it('reads the fast clock and the fault point outside production', () => {
+      const config = loadConfig({
+        ...clock,
+        CHAOS_KILL_AFTER_CLAIM_FILE: '/tmp/chaos/kill',
+      });
+      expect(config.testClock).to.deepEqual({
+        scale: 12,
+        origin: new Date('2026-11-21T20:00:00.000Z'),
+      });
+      expect(config.testKillAfterClaimFile).to.equal('/tmp/chaos/kill');
+      expect(loadConfig({}).testClock).to.be.undefined();
+    });
+
+    for (const variable of [
+      'CHAOS_CLOCK_SCALE',
+      'CHAOS_CLOCK_ORIGIN',
+      'CHAOS_KILL_AFTER_CLAIM_FILE',
+    ]) {
+      it(`refuses ${variable} when NODE_ENV=production`, () => {
+        const error = configErrorFor({
+          NODE_ENV: 'production',
+          JWT_SECRET: 'x'.repeat(40),
+          [variable]:
+            variable === 'CHAOS_KILL_AFTER_CLAIM_FILE' ? '/tmp/k' : '10',
+        });
+        expect(error.variable).to.equal(variable);
+        expect(error.message).to.match(
+          /test-only .* refused when NODE_ENV=production/,
+        );
+      });
+    }
+
+    it('rejects a bad scale, a bad origin, one without the other and a relative path', () => {
+      expect(
+        configErrorFor({...clock, CHAOS_CLOCK_SCALE: '0.5'}).variable,
+      ).to.equal('CHAOS_CLOCK_SCALE');
+      expect(
+        configErrorFor({...clock, CHAOS_CLOCK_SCALE: 'fast'}).variable,
+      ).to.equal('CHAOS_CLOCK_SCALE');
+      expect(
+        configErrorFor({...clock, CHAOS_CLOCK_ORIGIN: 'yesterday'}).variable,
+      ).to.equal('CHAOS_CLOCK_ORIGIN');
+      expect(configErrorFor({CHAOS_CLOCK_SCALE: '10'}).message).to.match(
+        /CHAOS_CLOCK_ORIGIN must be set together with CHAOS_CLOCK_SCALE/,
+      );
+      expect(
+        configErrorFor({CHAOS_KILL_AFTER_CLAIM_FILE: 'kill'}).variable,
+      ).to.equal('CHAOS_KILL_AFTER_CLAIM_FILE');
+    });
+  });
 });

@@ -1,0 +1,128 @@
+import {existsSync, writeFileSync} from 'node:fs';
+import type {FaultKind, PlannedFault} from './chaos-plan';
+import type {SupervisedProcess} from './supervised-process';
+import {log, sleep, waitFor} from './wait';
+
+/** A fault as it happened (real times, ms). */
+export interface InjectedFault {
+  kind: FaultKind;
+  target: string;
+  at: number;
+  to: number;
+  /** Consumer kills: the consumer was inside a task when killed. */
+  midTask?: boolean;
+}
+
+/**
+ * Carries out planned faults on the running processes and records what
+ * happened. The kill between claim and publish is armed by creating the
+ * trigger file; it counts once a producer has died of it.
+ */
+export class FaultInjector {
+  readonly injected: InjectedFault[] = [];
+  private pendingTriggers = 0;
+
+  constructor(
+    /** The cluster's processes (the array may still be filling). */
+    private readonly processes: SupervisedProcess[],
+    private readonly triggerFile: string,
+    /** Real ms a consumer kill waits for its target to be inside a task. */
+    private readonly midTaskWaitMs: number,
+  ) {}
+
+  get armedTriggers(): number {
+    return this.pendingTriggers;
+  }
+
+  /**
+   * For the supervisor: a producer died of SIGKILL that the suite did not
+   * send. If a trigger was armed and is gone, the fault point fired.
+   */
+  readonly claimFaultFired = (): boolean => {
+    if (this.pendingTriggers === 0 || existsSync(this.triggerFile)) {
+      return false;
+    }
+    this.pendingTriggers--;
+    const now = Date.now();
+    this.injected.push({
+      kind: 'producer-kill-after-claim',
+      target: 'next claiming producer',
+      at: now,
+      to: now,
+    });
+    return true;
+  };
+
+  async run(fault: PlannedFault): Promise<void> {
+    const at = Date.now();
+    switch (fault.kind) {
+      case 'producer-kill':
+        this.process(fault.target).kill();
+        this.injected.push({...fault, at, to: at});
+        break;
+      case 'producer-kill-after-claim':
+        this.pendingTriggers++;
+        writeFileSync(this.triggerFile, '');
+        break;
+      case 'consumer-kill': {
+        // The planned consumer, or after half the wait any consumer inside a
+        // task (the planned one may be cut off and idle).
+        const planned = this.process(fault.target);
+        const consumers = this.processes.filter(p =>
+          p.name.startsWith('consumer'),
+        );
+        const started = Date.now();
+        let victim = planned;
+        const midTask = await waitFor(
+          'a consumer to be inside a task',
+          this.midTaskWaitMs,
+          () => {
+            const candidates =
+              Date.now() - started < this.midTaskWaitMs / 2
+                ? [planned]
+                : [planned, ...consumers];
+            const busy = candidates.find(p => p.insideTask());
+            if (busy) victim = busy;
+            return busy !== undefined;
+          },
+          2,
+        );
+        victim.kill();
+        const now = Date.now();
+        this.injected.push({
+          ...fault,
+          target: victim.name,
+          at: now,
+          to: now,
+          midTask,
+        });
+        break;
+      }
+      default:
+        await this.breakLink(fault, at);
+    }
+    log(
+      `fault ${fault.kind} on ${fault.target}${fault.durationMs ? ` for ${fault.durationMs} ms` : ''}`,
+    );
+  }
+
+  private async breakLink(fault: PlannedFault, at: number): Promise<void> {
+    const link = fault.kind.startsWith('broker') ? 'broker' : 'database';
+    const stall = fault.kind.endsWith('stall');
+    const targets =
+      fault.target === 'all' ? this.processes : [this.process(fault.target)];
+    for (const p of targets) {
+      if (stall) p.links[link].stall();
+      else p.links[link].cut();
+    }
+    await sleep(fault.durationMs!);
+    for (const p of targets) p.links[link].restore();
+    this.injected.push({...fault, at, to: Date.now()});
+  }
+
+  private process(name: string): SupervisedProcess {
+    const found = this.processes.find(p => p.name === name);
+    if (!found) throw new Error(`no process named ${name}`);
+    return found;
+  }
+}
