@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Consumer benchmark:
-//   npm run bench:consumer [-- --tasks 3000 --spawns 500 --retries 1000 --ledger async]
+//   npm run bench:consumer [-- --tasks 10000 --spawns 1000 --retries 2000 --ledger async]
+// (defaults; far fewer tasks mostly measure warm-up: JIT, connections, statement preparation)
 // Its own database and RabbitMQ vhost; one consumer with prefetch 1 and the
 // real run ledger. Prints no-op tasks/s (in-process executor), spawned
 // /bin/true workers/s, and the time one retry adds to a task.
@@ -27,9 +28,9 @@ const {WorkerExecutor} = require('../../dist/executors/worker.executor');
 
 const {values} = parseArgs({
   options: {
-    tasks: {type: 'string', default: '3000'},
-    spawns: {type: 'string', default: '500'},
-    retries: {type: 'string', default: '1000'},
+    tasks: {type: 'string', default: '10000'},
+    spawns: {type: 'string', default: '1000'},
+    retries: {type: 'string', default: '2000'},
     ledger: {type: 'string', default: 'async'},
   },
 });
