@@ -6,7 +6,7 @@ export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 1000;
 
 /** Juggler operators that the PostgreSQL connector turns into parameters. */
-const OPERATORS = new Set([
+export const FILTER_OPERATORS = [
   'eq',
   'neq',
   'gt',
@@ -21,7 +21,8 @@ const OPERATORS = new Set([
   'ilike',
   'nilike',
   'regexp',
-]);
+] as const;
+const OPERATORS = new Set<string>(FILTER_OPERATORS);
 const ORDER = /^([A-Za-z_][A-Za-z0-9_]*)(?:\s+(ASC|DESC))?$/i;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -6,27 +6,13 @@ import {
   hugeString,
   SQL_LOOKING,
 } from './hostile-values';
+import {FILTER_OPERATORS} from '../../validation/filter-rules';
 import {JsonSchema, validValue} from './schema-arbitrary';
 
 export type QueryPairs = Array<[string, string]>;
 
 /** The operators the service documents, and some it must refuse. */
-const KNOWN_OPERATORS = [
-  'eq',
-  'neq',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'inq',
-  'nin',
-  'between',
-  'like',
-  'nlike',
-  'ilike',
-  'nilike',
-  'regexp',
-];
+const KNOWN_OPERATORS = FILTER_OPERATORS;
 const UNKNOWN_OPERATORS = ['near', 'exists', '$where', 'options', 'and', ''];
 /** Operands that break naive LIKE / regexp / IN handling. */
 const AWKWARD_OPERANDS = [
