@@ -1,6 +1,28 @@
 import {hostname} from 'node:os';
 import path from 'node:path';
-import {isValidTimeZone} from './scheduling/wall-clock';
+import {
+  ConfigError,
+  Env,
+  oneOf,
+  integer,
+  numberAtLeast,
+  boolean,
+  nonEmpty,
+  url,
+  basePath,
+  bodyLimit,
+  duration,
+  numberBetween,
+  isoInstant,
+  absolutePath,
+  email,
+  timeZone,
+  mailAddress,
+  read,
+  readOptional,
+} from './config-parsers';
+
+export {ConfigError};
 
 /** The roles one process can play; `all` runs every role in one process. */
 export const APP_MODES = [
@@ -115,155 +137,6 @@ const DEVELOPMENT_JWT_SECRET =
 const MIN_SECRET_LENGTH = 32;
 export const MIN_PASSWORD_LENGTH = 10;
 
-/** Raised for an unusable environment variable; `variable` names it. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable} ${message}`);
-  }
-}
-
-type Env = Record<string, string | undefined>;
-type Parser<T> = (raw: string, name: string) => T;
-
-function oneOf<T extends string>(allowed: readonly T[]): Parser<T> {
-  return (raw, name) => {
-    if ((allowed as readonly string[]).includes(raw)) return raw as T;
-    throw new ConfigError(
-      name,
-      `must be one of ${allowed.join(', ')} (got "${raw}")`,
-    );
-  };
-}
-
-function integer(min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> {
-  return (raw, name) => {
-    const value = Number(raw);
-    if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
-      throw new ConfigError(
-        name,
-        `must be an integer between ${min} and ${max} (got "${raw}")`,
-      );
-    }
-    return value;
-  };
-}
-
-function numberAtLeast(min: number): Parser<number> {
-  return (raw, name) => {
-    const value = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(value) || value < min) {
-      throw new ConfigError(name, `must be a number >= ${min} (got "${raw}")`);
-    }
-    return value;
-  };
-}
-
-function boolean(raw: string, name: string): boolean {
-  const value = raw.trim().toLowerCase();
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw new ConfigError(name, `must be true or false (got "${raw}")`);
-}
-
-function nonEmpty(raw: string, name: string): string {
-  if (raw.trim() === '') throw new ConfigError(name, 'must not be empty');
-  return raw;
-}
-
-/** URLs may carry passwords, so the bad value is never echoed. */
-function url(protocols: string[]): Parser<string> {
-  return (raw, name) => {
-    let parsed: URL;
-    try {
-      parsed = new URL(raw);
-    } catch {
-      throw new ConfigError(name, 'is not a valid URL');
-    }
-    if (!protocols.includes(parsed.protocol) || parsed.hostname === '') {
-      throw new ConfigError(
-        name,
-        `must be a URL of the form ${protocols[0]}//host[:port]/...`,
-      );
-    }
-    return raw;
-  };
-}
-
-function basePath(raw: string, name: string): string {
-  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(raw)) {
-    throw new ConfigError(
-      name,
-      `must be a path such as /api, without a trailing slash (got "${raw}")`,
-    );
-  }
-  return raw;
-}
-
-function bodyLimit(raw: string, name: string): string {
-  if (!/^\d+(b|kb|mb)$/i.test(raw)) {
-    throw new ConfigError(
-      name,
-      `must be a size such as 1mb, 512kb or 2048b (got "${raw}")`,
-    );
-  }
-  return raw.toLowerCase();
-}
-
-/** `3600`, `90s`, `30m`, `1h` or `7d`, in seconds. */
-function duration(raw: string, name: string): number {
-  const match = /^(\d+)(s|m|h|d)?$/.exec(raw.trim());
-  const unit = {s: 1, m: 60, h: 3600, d: 86400}[match?.[2] ?? 's'] ?? 1;
-  const seconds = match ? Number(match[1]) * unit : 0;
-  if (seconds < 1) {
-    throw new ConfigError(
-      name,
-      `must be a duration such as 3600, 15m, 1h or 7d (got "${raw}")`,
-    );
-  }
-  return seconds;
-}
-
-/** A number in [min, max]; fractions allowed. */
-function numberBetween(min: number, max: number): Parser<number> {
-  return (raw, name) => {
-    const value = Number(raw);
-    if (
-      raw.trim() === '' ||
-      !Number.isFinite(value) ||
-      value < min ||
-      value > max
-    ) {
-      throw new ConfigError(
-        name,
-        `must be a number between ${min} and ${max} (got "${raw}")`,
-      );
-    }
-    return value;
-  };
-}
-
-function isoInstant(raw: string, name: string): Date {
-  const value = new Date(raw);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(value.getTime())) {
-    throw new ConfigError(
-      name,
-      `must be an ISO 8601 instant such as 2026-11-21T20:00:00.000Z (got "${raw}")`,
-    );
-  }
-  return value;
-}
-
-function absolutePath(raw: string, name: string): string {
-  if (!path.isAbsolute(raw)) {
-    throw new ConfigError(name, `must be an absolute path (got "${raw}")`);
-  }
-  return raw;
-}
-
 /**
  * Settings that only a test may use. They make the service lie about time or
  * kill itself, so a production process refuses to start with any of them.
@@ -310,13 +183,6 @@ function secret(raw: string, name: string): string {
   return raw;
 }
 
-function email(raw: string, name: string): string {
-  if (!/^[^\s@]+@[^\s@]+$/.test(raw)) {
-    throw new ConfigError(name, `must be an e-mail address (got "${raw}")`);
-  }
-  return raw.toLowerCase();
-}
-
 function readJwt(env: Env, nodeEnv: NodeEnv): JwtConfig {
   const given = readOptional(env, 'JWT_SECRET', secret);
   if (given === undefined && nodeEnv === 'production') {
@@ -356,23 +222,6 @@ function adminPassword(raw: string, name: string): string {
     );
   }
   return raw;
-}
-
-function timeZone(raw: string, name: string): string {
-  if (!isValidTimeZone(raw)) {
-    throw new ConfigError(
-      name,
-      `must be an IANA time zone such as UTC or Europe/Berlin (got "${raw}")`,
-    );
-  }
-  return raw;
-}
-
-function mailAddress(raw: string, name: string): string {
-  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(raw.trim())) {
-    throw new ConfigError(name, `must be an e-mail address (got "${raw}")`);
-  }
-  return raw.trim();
 }
 
 function readReports(env: Env): ReportConfig {
@@ -429,21 +278,6 @@ export function reportChildEnv(config: AppConfig): Record<string, string> {
     MAIL_OUTBOX_DIR: reports.mailOutboxDir,
     ...(reports.smtpUrl ? {SMTP_URL: reports.smtpUrl} : {}),
   };
-}
-
-function read<T>(env: Env, name: string, fallback: T, parse: Parser<T>): T {
-  const raw = env[name];
-  return raw === undefined ? fallback : parse(raw, name);
-}
-
-/** Optional variables: empty counts as unset (compose files pass `VAR=`). */
-function readOptional<T>(
-  env: Env,
-  name: string,
-  parse: Parser<T>,
-): T | undefined {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? undefined : parse(raw, name);
 }
 
 function readStayAlive(env: Env): StayAliveConfig {
