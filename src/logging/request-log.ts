@@ -11,11 +11,20 @@ interface ErrorLike {
   stack?: string;
 }
 
+/** Longer paths and URLs are cut in log records: a 16 KiB URL is not worth three log lines of it. */
+export const MAX_LOGGED_URL_LENGTH = 2048;
+
+function capped(text: string): string {
+  return text.length > MAX_LOGGED_URL_LENGTH
+    ? `${text.slice(0, MAX_LOGGED_URL_LENGTH)}...[${text.length - MAX_LOGGED_URL_LENGTH} more characters]`
+    : text;
+}
+
 function requestFields(request: Request) {
   return {
     method: request.method,
-    path: request.originalUrl.split('?')[0],
-    url: redactUrl(request.originalUrl),
+    path: capped(request.originalUrl.split('?')[0]),
+    url: capped(redactUrl(request.originalUrl)),
     ip: request.ip ?? request.socket.remoteAddress,
     user_agent: request.get('user-agent'),
   };

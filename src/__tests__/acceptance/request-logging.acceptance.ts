@@ -84,6 +84,20 @@ describe('request logging', () => {
     expect(given.logs.find('Incoming request')).to.have.length(2);
   });
 
+  it('cuts a very long URL in the log and says by how much', async () => {
+    const long = 'x'.repeat(5000);
+    await api.get(`/api/schedulers/${long}`).expect(400);
+    const records = given.logs.records.filter(
+      record => record.msg === 'Request failed',
+    );
+    expect(records).to.have.length(1);
+    const {path, url} = records[0] as unknown as {path: string; url: string};
+    expect(path).to.equal(
+      `/api/schedulers/${'x'.repeat(2048 - 16)}...[${16 + 5000 - 2048} more characters]`,
+    );
+    expect(url).to.equal(path);
+  });
+
   it('logs the landing page served at /', async () => {
     const res = await given.client.get('/').expect(200);
     expect(res.text).to.match(/Task Scheduler/);
