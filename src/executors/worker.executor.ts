@@ -1,6 +1,6 @@
-import {spawn} from 'node:child_process';
 import type {Pool} from 'pg';
 import {watchChild} from './child-process';
+import {spawnTiedToParent} from './tied-spawn';
 import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
 import {resolveWorkerCommand} from './worker-command';
 
@@ -68,7 +68,7 @@ export class WorkerExecutor implements TaskExecutor {
       throw new TaskFailure((error as Error).message);
     }
     const timeoutMs = rows[0].timeout_ms ?? this.options.defaultTimeoutMs;
-    const child = spawn(
+    const child = spawnTiedToParent(
       executable,
       workerArguments(context.params, context.message.scheduler_id),
       {

@@ -1,0 +1,41 @@
+import {ChildProcess, spawn, SpawnOptions} from 'node:child_process';
+import {accessSync, constants, existsSync} from 'node:fs';
+
+/** util-linux's setpriv: on every Debian system (and in our image). */
+const SETPRIV = '/usr/bin/setpriv';
+let setprivAvailable: boolean | undefined;
+
+/**
+ * Spawns `executable` so that the kernel SIGKILLs it when this process dies
+ * (PR_SET_PDEATHSIG, set by setpriv, which then execs the executable: same
+ * pid, same arguments, still no shell). Without it, a consumer killed with
+ * `kill -9` left its running worker behind as an orphan, finishing next to
+ * the copy the redelivery starts. Where setpriv is missing (not Linux), the
+ * executable is spawned directly and only a process-group kill reaches it.
+ */
+export function spawnTiedToParent(
+  executable: string,
+  args: readonly string[],
+  options: SpawnOptions,
+): ChildProcess {
+  setprivAvailable ??= existsSync(SETPRIV);
+  if (!setprivAvailable || !isExecutable(executable)) {
+    // A missing or non-executable file fails here as before (ENOENT, EACCES),
+    // not as setpriv's exit code.
+    return spawn(executable, [...args], options);
+  }
+  return spawn(
+    SETPRIV,
+    ['--pdeathsig', 'KILL', '--', executable, ...args],
+    options,
+  );
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
