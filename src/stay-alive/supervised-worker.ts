@@ -1,5 +1,6 @@
-import {ChildProcess, spawn} from 'node:child_process';
+import type {ChildProcess} from 'node:child_process';
 import {logLines} from '../executors/child-process';
+import {spawnTiedToParent} from '../executors/tied-spawn';
 import type {Logger} from '../logging/logger';
 import {RestartBackoff, BackoffSettings} from './restart-backoff';
 import type {Timers} from './timers';
@@ -51,7 +52,8 @@ export class SupervisedWorker {
   start(): void {
     if (this.stopping !== undefined || this.child) return;
     const {executable, args, env} = this.launch;
-    const child = spawn(executable, args, {
+    // Dies with the supervisor, even on kill -9 (see tied-spawn).
+    const child = spawnTiedToParent(executable, args, {
       shell: false,
       stdio: ['ignore', 'pipe', 'pipe'],
       env,
