@@ -146,7 +146,9 @@ export class FailedTaskConsumer {
         `INSERT INTO failed_task
            (execution_id, scheduler_id, type, task_id, params_scheduler, payload,
             failed_reason, retry_count, failed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         -- A second delivery of a run's failure (its ack was lost) is stored once.
+         ON CONFLICT (execution_id) WHERE execution_id IS NOT NULL DO NOTHING`,
         [
           Number.isSafeInteger(executionId) && executionId > 0
             ? executionId

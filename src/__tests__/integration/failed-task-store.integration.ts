@@ -37,6 +37,7 @@ describe('failed-queue consumer during a database outage', () => {
   const logs = new LogCapture();
 
   beforeEach(async () => {
+    logs.clear();
     await truncateAll();
     await resetBroker();
     const target = new URL(TEST_DATABASE_URL);
@@ -100,6 +101,33 @@ describe('failed-queue consumer during a database outage', () => {
       failed_reason: 'worker exited with code 1',
     });
     expect(await drainQueue(FAILED_QUEUE)).to.have.length(0);
+  });
+
+  it('stores a failure delivered twice (its ack lost) once', async () => {
+    await consumer.start();
+    const failure = {
+      type: 'worker',
+      id: 1,
+      scheduler_id: 5,
+      params_scheduler: '{}',
+      failed_at: '2026-11-21T20:00:00.000Z',
+      failed_reason: 'worker exited with code 1',
+      retry_count: 3,
+    };
+    await publishFailed(failure);
+    await publishFailed(failure);
+    await eventually(
+      () => logs.find('PERMANENTLY FAILED TASK').length >= 2,
+      10_000,
+      'both deliveries to be handled',
+    );
+    // Both were acknowledged once handled; give the second insert time to land.
+    await new Promise(resolve => setTimeout(resolve, 300));
+    expect(await drainQueue(FAILED_QUEUE)).to.have.length(0);
+    expect(await sql(`SELECT execution_id FROM failed_task`)).to.deepEqual([
+      {execution_id: '77'},
+    ]);
+    expect(logs.find('Could not store failed task')).to.have.length(0);
   });
 
   it('tells passing database errors from lasting ones', () => {
