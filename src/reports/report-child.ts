@@ -45,13 +45,24 @@ async function run(request: ReportRequest): Promise<Record<string, unknown>> {
   }
 }
 
+let reported = false;
+
+// The consumer died (the IPC channel closed before we reported): nobody waits
+// for this result and the redelivered task renders the report again, so stop
+// now rather than deliver it a second time.
+process.once('disconnect', () => {
+  if (!reported) process.exit(1);
+});
+
 process.once('message', (message: ParentMessage) => {
   run(message.request).then(
     async summary => {
+      reported = true;
       await send({type: 'completed', summary});
       process.exit(0);
     },
     async (error: Error) => {
+      reported = true;
       await send({
         type: 'failed',
         error: {name: error.name, message: error.message, stack: error.stack},
