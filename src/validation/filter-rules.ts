@@ -66,6 +66,35 @@ function dateErrors(condition: unknown, keyPath: string): ErrorDetail[] {
     }));
 }
 
+const isScalar = (value: unknown) =>
+  value === null || ['string', 'number', 'boolean'].includes(typeof value);
+
+/**
+ * The connector writes operands into SQL as parameters but has no form for
+ * an object or a nested list: `{"eq": {}}` became a syntax error (a 500 the
+ * fuzzer found). Lists for inq/nin, a pair for between, one value otherwise.
+ */
+function operandProblem(
+  operator: string,
+  operand: unknown,
+): string | undefined {
+  if (operator === 'inq' || operator === 'nin') {
+    return Array.isArray(operand) &&
+      operand.length > 0 &&
+      operand.every(isScalar)
+      ? undefined
+      : `${operator} needs a non-empty list of values`;
+  }
+  if (operator === 'between') {
+    return Array.isArray(operand) &&
+      operand.length === 2 &&
+      operand.every(isScalar)
+      ? undefined
+      : 'between needs a list of two values';
+  }
+  return isScalar(operand) ? undefined : `${operator} needs a single value`;
+}
+
 function whereErrors(
   where: unknown,
   properties: ReadonlySet<string>,
@@ -107,13 +136,39 @@ function whereErrors(
       if (dateProperties.has(key)) {
         errors.push(...dateErrors(condition, keyPath));
       }
+      if (Array.isArray(condition)) {
+        // The connector has no meaning for a bare list (juggler's near-search
+        // scan crashed on nested nulls in one: a 500 the fuzzer found).
+        errors.push({
+          path: keyPath,
+          code: 'type',
+          message: 'a list of values needs an operator: {"inq": [...]}',
+        });
+        continue;
+      }
       if (!isPlainObject(condition)) continue;
-      for (const operator of Object.keys(condition)) {
+      if (Object.keys(condition).length === 0) {
+        errors.push({
+          path: keyPath,
+          code: 'type',
+          message: 'a condition object needs an operator',
+        });
+      }
+      for (const [operator, operand] of Object.entries(condition)) {
         if (!OPERATORS.has(operator)) {
           errors.push({
             path: `${keyPath}/${operator}`,
             code: 'unknownOperator',
             message: `unknown operator "${operator}"; use one of ${[...OPERATORS].join(', ')}`,
+          });
+          continue;
+        }
+        const problem = operandProblem(operator, operand);
+        if (problem) {
+          errors.push({
+            path: `${keyPath}/${operator}`,
+            code: 'type',
+            message: problem,
           });
         }
       }
@@ -146,6 +201,14 @@ function orderErrors(
 ): ErrorDetail[] {
   const clauses = Array.isArray(order) ? order : [order];
   const errors: ErrorDetail[] = [];
+  if (clauses.length === 0) {
+    // The connector wrote an empty ORDER BY (a 500 the fuzzer found).
+    errors.push({
+      path: '/filter/order',
+      code: 'order',
+      message: 'order needs at least one "<field> ASC|DESC" clause',
+    });
+  }
   clauses.forEach((clause, index) => {
     const match = typeof clause === 'string' ? ORDER.exec(clause.trim()) : null;
     if (!match || !properties.has(match[1])) {

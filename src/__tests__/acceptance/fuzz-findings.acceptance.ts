@@ -43,6 +43,55 @@ describe('requests the API fuzzer found', () => {
     expectDateRefused(res.body, '/filter/where/created_at');
   });
 
+  it('refuses a bare list as a where condition (was 500 in juggler near-search)', async () => {
+    for (const where of [{params: [[[null]]]}, {description: ['a', 'b']}]) {
+      const filter = JSON.stringify({where});
+      const res = await api
+        .get(`/api/schedulers?filter=${encodeURIComponent(filter)}`)
+        .expect(422);
+      const [field] = Object.keys(where);
+      expect(res.body.error).to.containDeep({
+        statusCode: 422,
+        details: [{path: `/filter/where/${field}`, code: 'type'}],
+      });
+    }
+    // The list form that means something still works.
+    const inq = JSON.stringify({where: {description: {inq: ['a', 'b']}}});
+    await api
+      .get(`/api/schedulers?filter=${encodeURIComponent(inq)}`)
+      .expect(200);
+  });
+
+  it('refuses operands and an order the connector has no SQL for (was 500, "syntax error")', async () => {
+    const refused: Array<[object, string]> = [
+      [{id: {eq: {}}}, '/filter/where/id/eq'],
+      [{id: {}}, '/filter/where/id'],
+      [{id: {inq: []}}, '/filter/where/id/inq'],
+      [{id: {nin: [[1]]}}, '/filter/where/id/nin'],
+      [{id: {between: [1]}}, '/filter/where/id/between'],
+    ];
+    for (const [where, path] of refused) {
+      const filter = encodeURIComponent(JSON.stringify({where}));
+      const res = await api.get(`/api/failed-tasks?filter=${filter}`);
+      expect({
+        where,
+        status: res.status,
+        paths: res.body.error?.details?.map((d: {path: string}) => d.path),
+      }).to.deepEqual({where, status: 422, paths: [path]});
+    }
+    const emptyOrder = encodeURIComponent(JSON.stringify({order: []}));
+    const res = await api
+      .get(`/api/failed-tasks?filter=${emptyOrder}`)
+      .expect(422);
+    expect(res.body.error.details).to.containDeep([
+      {path: '/filter/order', code: 'order'},
+    ]);
+    for (const where of [{id: {between: [1, 5]}}, {id: {inq: [1, 2]}}]) {
+      const filter = encodeURIComponent(JSON.stringify({where}));
+      await api.get(`/api/failed-tasks?filter=${filter}`).expect(200);
+    }
+  });
+
   it('answers a date PostgreSQL cannot store with 422 (was 500, SQLSTATE 22009)', async () => {
     const res = await api
       .get('/api/schedulers?filter[where][created_at]=-10000')
