@@ -17,6 +17,7 @@ import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
 import {AppBindings} from '../keys';
 import {FailedTask, Scheduler, SchedulerExecution} from '../models';
+import {markPublished} from '../database/mark-published';
 import {BrokerService} from '../queue/broker.service';
 import {TASK_TYPES, TaskType} from '../queue/task-message';
 
@@ -132,10 +133,11 @@ export class FailedTaskRedriveController {
         'The broker did not confirm the task',
       );
     }
-    await this.executions.updateById(executionId, {
-      status: 'published',
-      published_at: new Date(),
-    });
+    await markPublished(
+      {query: (text, values) => this.executions.execute(text, values)},
+      [executionId],
+      new Date(),
+    );
     await this.failedTasks.updateById(id, {
       redrive_count: (failed.redrive_count ?? 0) + 1,
       redriven_at: new Date(),

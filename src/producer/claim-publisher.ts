@@ -1,4 +1,5 @@
 import type {Pool, PoolClient} from 'pg';
+import {markPublished} from '../database/mark-published';
 import {taskMessageFor} from '../queue/task-message';
 import type {TaskPublisher} from '../queue/task-publisher';
 import type {Claim} from './execution-claimer';
@@ -23,15 +24,7 @@ export async function publishClaims(
     })),
   );
   if (confirmed.size === 0) return 0;
-  const ids = [...confirmed];
-  // The consumer may already have moved a fast run past "published".
-  await db.query(
-    `UPDATE scheduler_execution
-        SET published_at = COALESCE(published_at, $2),
-            status = CASE WHEN status = 'claimed' THEN 'published' ELSE status END
-      WHERE id = ANY($1::bigint[])`,
-    [ids, publishedAt],
-  );
+  await markPublished(db, [...confirmed], publishedAt);
   const oneTime = claims
     .filter(claim => claim.one_time && confirmed.has(claim.execution_id))
     .map(claim => claim.scheduler_id);

@@ -1,5 +1,6 @@
 import {randomUUID} from 'node:crypto';
 import type {Pool} from 'pg';
+import {markPublished} from '../database/mark-published';
 import type {TaskPublisher} from '../queue/task-publisher';
 import {ReportInputError, ReportRequest} from './report';
 
@@ -90,13 +91,7 @@ export async function queueReport(
       'The broker did not confirm the report task',
     );
   }
-  await db.query(
-    `UPDATE scheduler_execution
-        SET published_at = COALESCE(published_at, now()),
-            status = CASE WHEN status = 'claimed' THEN 'published' ELSE status END
-      WHERE id = $1`,
-    [executionId],
-  );
+  await markPublished(db, [executionId], context.now);
   return {
     status: 'queued',
     execution_id: executionId,
