@@ -60,6 +60,10 @@ export interface AppConfig {
   cronCatchUpMinutes: number;
   /** Claims left unpublished this long are republished by the sweeper. */
   cronSweepAfterMs: number;
+  /** Time the sweeper may spend per tick before it leaves the rest for the next. */
+  cronSweepBudgetMs: number;
+  /** Time one pass of the daily cleanup may spend before it yields. */
+  cronCleanupBudgetMs: number;
   /** Messages a consumer holds unacknowledged; tasks still run one at a time. */
   cronWorkerPrefetch: number;
   /** Run-ledger marks wait for the WAL flush (slower, survives a database crash). */
@@ -370,6 +374,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
       'CRON_SWEEP_AFTER_MS',
       30000,
       integer(1000, 24 * 60 * 60 * 1000),
+    ),
+    cronSweepBudgetMs: read(
+      env,
+      'CRON_SWEEP_BUDGET_MS',
+      10_000,
+      // Within a minute: the next tick must not wait for the sweep.
+      integer(100, 50_000),
+    ),
+    cronCleanupBudgetMs: read(
+      env,
+      'CRON_CLEANUP_BUDGET_MS',
+      30_000,
+      integer(100, 10 * 60 * 1000),
     ),
     cronWorkerPrefetch: read(env, 'CRON_WORKER_PREFETCH', 1, integer(1, 1000)),
     // Off: ledger marks commit without waiting for the WAL flush (see README).

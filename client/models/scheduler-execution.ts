@@ -15,7 +15,7 @@ export interface SchedulerExecution {
   duration_ms?: number | null;
 
   /**
-   * When the run was claimed
+   * When the claim was written, by the database clock
    */
   executed_at?: string;
 
@@ -33,7 +33,7 @@ export interface SchedulerExecution {
   last_retry_count?: number | null;
 
   /**
-   * When the broker confirmed the task message
+   * When the broker's confirm of the task message arrived
    */
   published_at?: string | null;
   scheduler_id: number;
@@ -45,7 +45,12 @@ export interface SchedulerExecution {
   started_at?: string | null;
 
   /**
-   * claimed, published, running, retrying, succeeded or failed
+   * claimed, published, running, retrying, succeeded, failed or skipped (never sent: see status_reason)
    */
   status?: string;
+
+  /**
+   * Why a run was skipped (its minute fell out of the catch-up window before it could be sent)
+   */
+  status_reason?: string | null;
 }

@@ -6,6 +6,11 @@
  * (tsType: Omit<Scheduler, >, schemaOptions: { title: 'Scheduler', exclude: [] })
  */
 export interface Scheduler {
+
+  /**
+   * When it last became eligible to fire (created, resumed, or given a new schedule, timezone or date_time); a recurring scheduler never fires for an earlier minute
+   */
+  activated_at?: string;
   created_at?: string;
 
   /**
@@ -34,6 +39,11 @@ export interface Scheduler {
    * true = active, false = inactive
    */
   status?: boolean;
+
+  /**
+   * Why the service switched the scheduler off (e.g. a one-time run sent or missed); cleared when status changes
+   */
+  status_reason?: string | null;
 
   /**
    * Long-running worker, run by the stay-alive supervisor

@@ -96,22 +96,36 @@ async function main() {
     const candidates = await loadCandidates(pool);
     const loaded = now();
     const evalCpuStart = process.cpuUsage();
-    const evaluation = evaluateDue(candidates, [slot], 'UTC', new CronCache());
+    const evaluation = evaluateDue(
+      candidates,
+      [slot],
+      {current: slot, oldest: slot},
+      'UTC',
+      new CronCache(),
+    );
     const evalCpu = process.cpuUsage(evalCpuStart);
     const evaluated = now();
     const claims = await claimRuns(
       pool,
       evaluation.due,
-      new Date(),
       `bench-${process.pid}`,
     );
     const claimed = now();
-    const published = await publishClaims(pool, publisher, claims, new Date());
+    const published = await publishClaims(pool, publisher, claims);
     const confirmed = now();
     const tickCpu = process.cpuUsage(cpuBefore);
 
     // The ticker fires 100 ms after the boundary, as the producer does.
     const sinceSlot = Date.now() - slotMs;
+    // Dispatch lag as the ledger tells it: claim written, confirm arrived.
+    const {rows: ledger} = await pool.query(
+      `SELECT
+         round(extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY published_at - slot)) * 1000) AS p50,
+         round(extract(epoch FROM max(published_at - slot)) * 1000) AS last,
+         round(extract(epoch FROM max(executed_at - slot)) * 1000) AS last_claim
+         FROM scheduler_execution WHERE slot = $1`,
+      [slot],
+    );
     const results = {
       machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
       schedulers: total,
@@ -130,6 +144,9 @@ async function main() {
         published / (ms(confirmed - claimed) / 1000),
       ),
       slot_start_to_last_confirm_ms: Math.round(sinceSlot),
+      ledger_last_claim_after_slot_ms: ledger[0].last_claim,
+      ledger_p50_published_after_slot_ms: ledger[0].p50,
+      ledger_last_published_after_slot_ms: ledger[0].last,
       tick_cpu_ms: ((tickCpu.user + tickCpu.system) / 1000).toFixed(0),
       peak_rss_mb: (process.resourceUsage().maxRSS / 1024).toFixed(0),
     };

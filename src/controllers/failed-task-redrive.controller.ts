@@ -135,8 +135,7 @@ export class FailedTaskRedriveController {
     }
     await markPublished(
       {query: (text, values) => this.executions.execute(text, values)},
-      [executionId],
-      new Date(),
+      confirmed,
     );
     await this.failedTasks.updateById(id, {
       redrive_count: (failed.redrive_count ?? 0) + 1,

@@ -4,21 +4,22 @@ export interface SqlRunner {
 }
 
 /**
- * Records that the broker confirmed these runs. The consumer may already
+ * Records that the broker confirmed these runs, each with the moment its
+ * confirm arrived. The consumer may already
  * have moved a fast run past "published" (running, even succeeded): its
  * status is then left alone, or the run would be stuck at "published".
  */
 export async function markPublished(
   db: SqlRunner,
-  executionIds: number[],
-  publishedAt: Date,
+  confirmations: ReadonlyMap<number, Date>,
 ): Promise<void> {
-  if (executionIds.length === 0) return;
+  if (confirmations.size === 0) return;
   await db.query(
-    `UPDATE scheduler_execution
-        SET published_at = COALESCE(published_at, $2),
-            status = CASE WHEN status = 'claimed' THEN 'published' ELSE status END
-      WHERE id = ANY($1::bigint[])`,
-    [executionIds, publishedAt],
+    `UPDATE scheduler_execution e
+        SET published_at = COALESCE(e.published_at, c.confirmed_at),
+            status = CASE WHEN e.status = 'claimed' THEN 'published' ELSE e.status END
+       FROM unnest($1::bigint[], $2::timestamptz[]) AS c(id, confirmed_at)
+      WHERE e.id = c.id`,
+    [[...confirmations.keys()], [...confirmations.values()]],
   );
 }

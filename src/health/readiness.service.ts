@@ -66,6 +66,13 @@ export class ReadinessService implements LifeCycleObserver {
       optional: true,
     });
     if (!observer) return {status: 'down', reason: 'producer is not running'};
+    if (!observer.brokerConnected()) {
+      return {
+        status: 'down',
+        reason:
+          'producer has no broker connection: due runs are claimed and wait for the sweeper',
+      };
+    }
     return loopFreshness(
       'producer tick',
       observer.lastTickFinishedAt(),

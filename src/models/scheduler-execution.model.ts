@@ -32,7 +32,9 @@ export class SchedulerExecution extends Entity {
   execution_key: string;
 
   @property(
-    timestampColumn('executed_at', {description: 'When the run was claimed'}),
+    timestampColumn('executed_at', {
+      description: 'When the claim was written, by the database clock',
+    }),
   )
   executed_at?: Date | string;
 
@@ -46,15 +48,24 @@ export class SchedulerExecution extends Entity {
 
   @property(
     textColumn('status', {
-      description: 'claimed, published, running, retrying, succeeded or failed',
+      description:
+        'claimed, published, running, retrying, succeeded, failed or skipped (never sent: see status_reason)',
       jsonSchema: {nullable: false},
     }),
   )
   status?: string;
 
   @property(
+    textColumn('status_reason', {
+      description:
+        'Why a run was skipped (its minute fell out of the catch-up window before it could be sent)',
+    }),
+  )
+  status_reason?: string | null;
+
+  @property(
     timestampColumn('published_at', {
-      description: 'When the broker confirmed the task message',
+      description: "When the broker's confirm of the task message arrived",
       jsonSchema: {nullable: true},
     }),
   )

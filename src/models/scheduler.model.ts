@@ -65,6 +65,22 @@ export class Scheduler extends Entity {
   status?: boolean;
 
   @property(
+    timestampColumn('activated_at', {
+      description:
+        'When it last became eligible to fire (created, resumed, or given a new schedule, timezone or date_time); a recurring scheduler never fires for an earlier minute',
+    }),
+  )
+  activated_at?: Date | string;
+
+  @property(
+    textColumn('status_reason', {
+      description:
+        'Why the service switched the scheduler off (e.g. a one-time run sent or missed); cleared when status changes',
+    }),
+  )
+  status_reason?: string | null;
+
+  @property(
     booleanColumn('stay_alive', {
       description: 'Long-running worker, run by the stay-alive supervisor',
     }),

@@ -6,6 +6,8 @@ export interface Candidate {
   schedule: string | null;
   date_time: Date | null;
   timezone: string | null;
+  /** When it last became eligible: no recurring run for an earlier slot. */
+  activated_at: Date;
 }
 
 /**
@@ -14,7 +16,7 @@ export interface Candidate {
  */
 export async function loadCandidates(pool: Pool): Promise<Candidate[]> {
   const {rows} = await pool.query<Candidate>(
-    `SELECT id, schedule, date_time, timezone
+    `SELECT id, schedule, date_time, timezone, activated_at
        FROM scheduler
       WHERE status AND NOT stay_alive`,
   );

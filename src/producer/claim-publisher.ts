@@ -6,14 +6,13 @@ import type {Claim} from './execution-claimer';
 
 /**
  * Publishes claimed runs and records only what the broker confirmed: the
- * execution is marked published, and a one-time scheduler is disabled.
- * Unconfirmed claims stay unpublished for the sweeper.
+ * execution is marked published at the moment its confirm arrived, and a
+ * one-time scheduler is disabled. Unconfirmed claims stay for the sweeper.
  */
 export async function publishClaims(
   db: Pool | PoolClient,
   publisher: TaskPublisher,
   claims: Claim[],
-  publishedAt: Date,
 ): Promise<number> {
   if (claims.length === 0) return 0;
   const confirmed = await publisher.publish(
@@ -24,16 +23,37 @@ export async function publishClaims(
     })),
   );
   if (confirmed.size === 0) return 0;
-  await markPublished(db, [...confirmed], publishedAt);
-  const oneTime = claims
-    .filter(claim => claim.one_time && confirmed.has(claim.execution_id))
-    .map(claim => claim.scheduler_id);
-  if (oneTime.length > 0) {
-    await db.query(
-      `UPDATE scheduler SET status = false
-        WHERE id = ANY($1::int[]) AND date_time IS NOT NULL`,
-      [oneTime],
-    );
-  }
+  await markPublished(db, confirmed);
+  await disableOneTime(
+    db,
+    claims.filter(claim => claim.one_time && confirmed.has(claim.execution_id)),
+  );
   return confirmed.size;
+}
+
+/**
+ * Switches off one-time schedulers whose run was sent, but only while they
+ * still hold the date_time that was claimed: one the user re-armed for
+ * another moment since stays active and fires then.
+ */
+async function disableOneTime(
+  db: Pool | PoolClient,
+  sent: Claim[],
+): Promise<void> {
+  if (sent.length === 0) return;
+  await db.query(
+    `UPDATE scheduler s
+        SET status = false,
+            status_reason = 'one-time run sent (' || sent.execution_key || ')'
+       FROM unnest($1::int[], $2::timestamptz[], $3::text[])
+              AS sent(scheduler_id, slot, execution_key)
+      WHERE s.id = sent.scheduler_id
+        AND s.date_time >= sent.slot
+        AND s.date_time < sent.slot + interval '1 minute'`,
+    [
+      sent.map(claim => claim.scheduler_id),
+      sent.map(claim => claim.slot),
+      sent.map(claim => claim.execution_key),
+    ],
+  );
 }

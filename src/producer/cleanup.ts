@@ -1,8 +1,9 @@
+import {performance} from 'node:perf_hooks';
 import type {Pool} from 'pg';
 
 export const RETENTION_DAYS = 30;
 const CLEANUP_HOUR = 3;
-const DELETE_BATCH = 10_000;
+const DELETE_BATCH = 5_000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The local date (YYYY-MM-DD) and hour of `instant` in `timeZone`. */
@@ -49,21 +50,50 @@ export async function claimDailyCleanup(
   return rowCount === 1;
 }
 
-/** Deletes executions claimed more than 30 days before `now`, in batches. */
+export interface DeleteBudget {
+  /** Stop starting batches once this much time has been spent. */
+  budgetMs: number;
+  batchSize?: number;
+  /** Monotonic milliseconds; injectable so tests can spend the budget. */
+  elapsedClock?: () => number;
+}
+
+export interface DeleteResult {
+  deleted: number;
+  /** False when the budget ran out with old rows left. */
+  finished: boolean;
+}
+
+/** The instant before which executions are past retention at `now`. */
+export function retentionCutoff(now: Date): Date {
+  return new Date(now.getTime() - RETENTION_DAYS * DAY_MS);
+}
+
+/**
+ * Deletes executions claimed before `cutoff`, in short batches (each its own
+ * statement, so no lock is held long) until none is left or the budget is
+ * spent; the caller resumes an unfinished run later.
+ */
 export async function deleteOldExecutions(
   pool: Pool,
-  now: Date,
-): Promise<number> {
-  const cutoff = new Date(now.getTime() - RETENTION_DAYS * DAY_MS);
-  let total = 0;
+  cutoff: Date,
+  budget: DeleteBudget,
+): Promise<DeleteResult> {
+  const elapsed = budget.elapsedClock ?? (() => performance.now());
+  const batchSize = budget.batchSize ?? DELETE_BATCH;
+  const started = elapsed();
+  let deleted = 0;
   for (;;) {
     const {rowCount} = await pool.query(
       `DELETE FROM scheduler_execution
         WHERE id IN (SELECT id FROM scheduler_execution
-                      WHERE executed_at < $1 LIMIT ${DELETE_BATCH})`,
+                      WHERE executed_at < $1 LIMIT ${batchSize})`,
       [cutoff],
     );
-    total += rowCount ?? 0;
-    if ((rowCount ?? 0) < DELETE_BATCH) return total;
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < batchSize) return {deleted, finished: true};
+    if (elapsed() - started >= budget.budgetMs) {
+      return {deleted, finished: false};
+    }
   }
 }

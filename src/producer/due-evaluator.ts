@@ -1,6 +1,11 @@
-import {CronCache, InvalidCronError} from '../scheduling/compiled-cron';
-import {oneTimeDue, recurringDue} from '../scheduling/due';
-import {SlotClock, slotClock} from '../scheduling/wall-clock';
+import {
+  CompiledCron,
+  CronCache,
+  InvalidCronError,
+} from '../scheduling/compiled-cron';
+import {recurringDue} from '../scheduling/due';
+import {minuteSlot} from '../scheduling/slots';
+import {isValidTimeZone, SlotClock, slotClock} from '../scheduling/wall-clock';
 import type {Candidate} from './candidate';
 
 export interface DueRun {
@@ -8,73 +13,193 @@ export interface DueRun {
   slot: Date;
 }
 
+/** A stored value the producer cannot read: that scheduler is skipped. */
+export interface InvalidRow {
+  schedulerId: number;
+  field: 'schedule' | 'timezone' | 'date_time';
+  value: string;
+  problems: string[];
+}
+
+/** A one-time scheduler whose moment lies before the catch-up window. */
+export interface MissedOneTime {
+  schedulerId: number;
+  dateTime: Date;
+}
+
 export interface Evaluation {
   due: DueRun[];
-  /** Schedulers whose stored expression is invalid: skipped. */
-  invalid: Array<{schedulerId: number; expression: string; problems: string[]}>;
+  invalid: InvalidRow[];
+  missed: MissedOneTime[];
+}
+
+/** The minutes a tick may fire runs for: `oldest` to `current`, both included. */
+export interface DueWindow {
+  current: Date;
+  oldest: Date;
 }
 
 /**
- * Pure: which (scheduler, slot) pairs are due. Each distinct expression is
- * compiled once (cached by text) and each (time zone, slot) read once, so
- * per scheduler the work is a few table lookups.
+ * Slot clocks per time zone, each zone read once; a zone the runtime cannot
+ * read is remembered as such (null), so one bad row costs one failed lookup.
+ */
+class ZoneClocks {
+  private readonly byZone = new Map<string, SlotClock[] | null>();
+  constructor(private readonly slots: Date[]) {}
+
+  get(timeZone: string): SlotClock[] | null {
+    let perSlot = this.byZone.get(timeZone);
+    if (perSlot === undefined) {
+      perSlot = isValidTimeZone(timeZone)
+        ? this.slots.map(slot => slotClock(slot, timeZone))
+        : null;
+      this.byZone.set(timeZone, perSlot);
+    }
+    return perSlot;
+  }
+}
+
+const isInstant = (value: unknown): value is Date =>
+  value instanceof Date && Number.isFinite(value.getTime());
+
+/**
+ * Pure: which (scheduler, slot) pairs are due.
+ * - A recurring scheduler is due in each of `slots` its expression matches,
+ *   but never in a slot that began before it was activated (created,
+ *   resumed, or given a new schedule or zone).
+ * - A one-time scheduler is due once, for the minute of its `date_time`, as
+ *   soon as that minute has begun and while it lies within `window`; older
+ *   ones are `missed`. Claims dedupe repeated evaluations.
+ * A row whose expression, zone or date cannot be read is `invalid` and
+ * skipped; it never stops the evaluation of the others. Each distinct
+ * expression is compiled once and each (zone, slot) read once.
  */
 export function evaluateDue(
   candidates: Candidate[],
   slots: Date[],
+  window: DueWindow,
   defaultTimeZone: string,
   cache: CronCache,
 ): Evaluation {
-  const due: DueRun[] = [];
-  const invalid: Evaluation['invalid'] = [];
-  const clocks = new Map<string, SlotClock[]>();
-  const clocksFor = (timeZone: string) => {
-    let perSlot = clocks.get(timeZone);
-    if (!perSlot) {
-      perSlot = slots.map(slot => slotClock(slot, timeZone));
-      clocks.set(timeZone, perSlot);
-    }
-    return perSlot;
-  };
-
+  const evaluation: Evaluation = {due: [], invalid: [], missed: []};
+  const zones = new ZoneClocks(slots);
   for (const candidate of candidates) {
-    if (candidate.schedule !== null) {
-      const cron = cache.get(candidate.schedule);
-      if (cron instanceof InvalidCronError) {
-        invalid.push({
-          schedulerId: candidate.id,
-          expression: candidate.schedule,
-          problems: cron.problems,
-        });
-        continue;
+    try {
+      if (candidate.schedule !== null) {
+        evaluateRecurring(
+          candidate,
+          slots,
+          zones,
+          defaultTimeZone,
+          cache,
+          evaluation,
+        );
+      } else if (candidate.date_time !== null) {
+        evaluateOneTime(candidate, window, evaluation);
       }
-      const perSlot = clocksFor(candidate.timezone ?? defaultTimeZone);
-      for (let i = 0; i < slots.length; i++) {
-        if (recurringDue(cron, perSlot[i])) {
-          due.push({schedulerId: candidate.id, slot: slots[i]});
-        }
-      }
-    } else if (candidate.date_time !== null) {
-      for (const slot of slots) {
-        if (oneTimeDue(candidate.date_time, slot)) {
-          due.push({schedulerId: candidate.id, slot});
-        }
-      }
+    } catch (error) {
+      // Last line of defence: whatever one row does, the others still fire.
+      evaluation.invalid.push({
+        schedulerId: candidate.id,
+        field: 'schedule',
+        value: String(candidate.schedule ?? candidate.date_time),
+        problems: [(error as Error).message],
+      });
     }
   }
-  return {due, invalid};
+  return evaluation;
 }
 
-/** How many runs each scheduler would have had in `slots` (for skipped-slot logs). */
+function evaluateRecurring(
+  candidate: Candidate,
+  slots: Date[],
+  zones: ZoneClocks,
+  defaultTimeZone: string,
+  cache: CronCache,
+  evaluation: Evaluation,
+): void {
+  const cron = cache.get(candidate.schedule!);
+  if (cron instanceof InvalidCronError) {
+    evaluation.invalid.push({
+      schedulerId: candidate.id,
+      field: 'schedule',
+      value: candidate.schedule!,
+      problems: cron.problems,
+    });
+    return;
+  }
+  const timeZone = candidate.timezone ?? defaultTimeZone;
+  const perSlot = zones.get(timeZone);
+  if (perSlot === null) {
+    evaluation.invalid.push({
+      schedulerId: candidate.id,
+      field: 'timezone',
+      value: timeZone,
+      problems: [`unknown time zone "${timeZone}"`],
+    });
+    return;
+  }
+  const activeFrom = isInstant(candidate.activated_at)
+    ? candidate.activated_at.getTime()
+    : -Infinity;
+  pushDueSlots(candidate.id, cron, slots, perSlot, activeFrom, evaluation.due);
+}
+
+function pushDueSlots(
+  schedulerId: number,
+  cron: CompiledCron,
+  slots: Date[],
+  perSlot: SlotClock[],
+  activeFrom: number,
+  due: DueRun[],
+): void {
+  for (let i = 0; i < slots.length; i++) {
+    if (slots[i].getTime() < activeFrom) continue;
+    if (recurringDue(cron, perSlot[i])) due.push({schedulerId, slot: slots[i]});
+  }
+}
+
+function evaluateOneTime(
+  candidate: Candidate,
+  window: DueWindow,
+  evaluation: Evaluation,
+): void {
+  const dateTime = candidate.date_time;
+  if (!isInstant(dateTime)) {
+    evaluation.invalid.push({
+      schedulerId: candidate.id,
+      field: 'date_time',
+      value: String(dateTime),
+      problems: ['date_time is not a finite instant'],
+    });
+    return;
+  }
+  const slot = minuteSlot(dateTime);
+  if (slot.getTime() > window.current.getTime()) return;
+  if (slot.getTime() < window.oldest.getTime()) {
+    evaluation.missed.push({schedulerId: candidate.id, dateTime});
+    return;
+  }
+  evaluation.due.push({schedulerId: candidate.id, slot});
+}
+
+/** How many runs each recurring scheduler would have had in `slots` (for skipped-slot logs). */
 export function countDuePerScheduler(
   candidates: Candidate[],
   slots: Date[],
   defaultTimeZone: string,
   cache: CronCache,
 ): Map<number, number> {
+  const recurring = candidates.filter(candidate => candidate.schedule !== null);
+  const window = {current: new Date(0), oldest: new Date(0)};
   const counts = new Map<number, number>();
-  for (const run of evaluateDue(candidates, slots, defaultTimeZone, cache)
-    .due) {
+  for (const run of evaluateDue(
+    recurring,
+    slots,
+    window,
+    defaultTimeZone,
+    cache,
+  ).due) {
     counts.set(run.schedulerId, (counts.get(run.schedulerId) ?? 0) + 1);
   }
   return counts;

@@ -6,6 +6,8 @@ import type {DueRun} from './due-evaluator';
 export interface Claim extends TaskSource {
   execution_id: number;
   execution_key: string;
+  /** The minute the run is for (a one-time run: the minute of its date_time). */
+  slot: Date;
   one_time: boolean;
 }
 
@@ -15,12 +17,13 @@ const BATCH_SIZE = 5000;
  * Claims due runs with one INSERT ... ON CONFLICT DO NOTHING per batch.
  * A conflict means another producer owns the run: it is not returned. Only
  * schedulers still active at claim time are claimed (one deleted or disabled
- * since loading is skipped instead of failing the batch).
+ * since loading is skipped instead of failing the batch). `executed_at` is
+ * the database's clock when the row was written, not the tick's: the ledger
+ * says when the claim really happened, whatever the host's clock says.
  */
 export async function claimRuns(
   db: Pool | PoolClient,
   runs: DueRun[],
-  claimedAt: Date,
   containerId: string,
 ): Promise<Claim[]> {
   const claims: Claim[] = [];
@@ -33,13 +36,13 @@ export async function claimRuns(
        ), claimed AS (
          INSERT INTO scheduler_execution
            (scheduler_id, execution_key, slot, executed_at, container_id)
-         SELECT w.scheduler_id, w.execution_key, w.slot, $4, $5
+         SELECT w.scheduler_id, w.execution_key, w.slot, clock_timestamp(), $4
            FROM wanted w
            JOIN scheduler s ON s.id = w.scheduler_id AND s.status AND NOT s.stay_alive
          ON CONFLICT (scheduler_id, execution_key) DO NOTHING
-         RETURNING id, scheduler_id, execution_key
+         RETURNING id, scheduler_id, execution_key, slot
        )
-       SELECT c.id AS execution_id, c.scheduler_id, c.execution_key,
+       SELECT c.id AS execution_id, c.scheduler_id, c.execution_key, c.slot,
               s.report_id, s.worker_id, s.reminder_id, s.params,
               s.date_time IS NOT NULL AS one_time
          FROM claimed c JOIN scheduler s ON s.id = c.scheduler_id`,
@@ -47,7 +50,6 @@ export async function claimRuns(
         batch.map(run => run.schedulerId),
         batch.map(run => executionKey(run.slot)),
         batch.map(run => run.slot),
-        claimedAt,
         containerId,
       ],
     );

@@ -12,12 +12,15 @@ import {componentLogger, Logger} from '../logging/logger';
 import {AmqpConnection} from '../queue/amqp-connection';
 import {TaskPublisher} from '../queue/task-publisher';
 import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
+import {CleanupTimer} from './cleanup-timer';
 import {killAfterClaimFaultPoint} from './fault-point';
 import {MinuteTicker} from './minute-ticker';
 import {Producer} from './producer';
 import {scaledClock} from './scaled-clock';
 
 export const PRODUCER_CONTEXT = 'cron-scheduler';
+/** How often each producer asks whether the daily cleanup is due. */
+const CLEANUP_CHECK_INTERVAL_MS = 5 * 60 * 1000;
 
 /**
  * Runs the producer role: asserts the broker topology (a mismatch fails the
@@ -32,6 +35,7 @@ export class ProducerObserver implements LifeCycleObserver {
   private connection?: AmqpConnection;
   private publisher?: TaskPublisher;
   private ticker?: MinuteTicker;
+  private cleanup?: CleanupTimer;
   private stopping?: Promise<void>;
   private readonly clock: () => Date;
   private readonly clockRate: number;
@@ -61,6 +65,11 @@ export class ProducerObserver implements LifeCycleObserver {
     return this.ticker?.lastSuccessAt;
   }
 
+  /** Whether the producer holds a broker connection (it cannot publish without). */
+  brokerConnected(): boolean {
+    return this.connection?.connected ?? false;
+  }
+
   /** The clock ticks are read from; readiness compares against the same one. */
   now(): Date {
     return this.clock();
@@ -79,7 +88,7 @@ export class ProducerObserver implements LifeCycleObserver {
     this.producer = new Producer(
       this.pool,
       this.publisher,
-      this.config,
+      {...this.config, clockRate: this.clockRate},
       this.logger,
       this.config.testKillAfterClaimFile
         ? killAfterClaimFaultPoint(this.config.testKillAfterClaimFile)
@@ -92,6 +101,17 @@ export class ProducerObserver implements LifeCycleObserver {
       this.clockRate,
     );
     this.ticker.start();
+    this.cleanup = new CleanupTimer(
+      this.pool,
+      this.clock,
+      {
+        timeZone: this.config.cronTimeZone,
+        budgetMs: this.config.cronCleanupBudgetMs,
+        intervalMs: CLEANUP_CHECK_INTERVAL_MS,
+      },
+      this.logger,
+    );
+    this.cleanup.start();
     this.logger.info('cron-scheduler started', {
       container_id: this.config.containerId,
       time_zone: this.config.cronTimeZone,
@@ -113,6 +133,7 @@ export class ProducerObserver implements LifeCycleObserver {
 
   private async shutDown(): Promise<void> {
     await this.ticker?.stop();
+    await this.cleanup?.stop();
     await this.publisher?.close();
     await this.connection?.stop();
     await this.pool?.end();

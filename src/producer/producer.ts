@@ -3,19 +3,34 @@ import type {AppConfig} from '../config';
 import type {Logger} from '../logging/logger';
 import type {TaskPublisher} from '../queue/task-publisher';
 import {CronCache} from '../scheduling/compiled-cron';
-import {planSlots} from '../scheduling/slots';
+import {addMinutes, minuteSlot, planSlots} from '../scheduling/slots';
 import {loadCandidates} from './candidate';
 import {publishClaims} from './claim-publisher';
-import {claimDailyCleanup, deleteOldExecutions} from './cleanup';
-import {countDuePerScheduler, evaluateDue} from './due-evaluator';
+import {
+  countDuePerScheduler,
+  evaluateDue,
+  InvalidRow,
+  MissedOneTime,
+} from './due-evaluator';
 import {claimRuns} from './execution-claimer';
 import type {AfterClaimFaultPoint} from './fault-point';
 import {sweepUnpublished} from './sweeper';
 
 export type ProducerConfig = Pick<
   AppConfig,
-  'containerId' | 'cronTimeZone' | 'cronCatchUpMinutes' | 'cronSweepAfterMs'
->;
+  | 'containerId'
+  | 'cronTimeZone'
+  | 'cronCatchUpMinutes'
+  | 'cronSweepAfterMs'
+  | 'cronSweepBudgetMs'
+> & {
+  /**
+   * Clock milliseconds per real millisecond (above 1 only for the chaos
+   * suite's fast clock). Claim ages are read from the database's real clock,
+   * so the sweep delay, given in clock time, is divided by it.
+   */
+  clockRate?: number;
+};
 
 export interface TickReport {
   slots: number;
@@ -23,10 +38,23 @@ export interface TickReport {
   claimed: number;
   already_claimed: number;
   published: number;
+  /** Schedulers skipped because their schedule, zone or date is unreadable. */
   invalid: number;
+  /** One-time schedulers switched off: their moment is older than the catch-up window. */
+  missed_one_time: number;
   swept: number;
+  /** Unpublished claims older than the catch-up window, marked skipped. */
+  skipped_stale: number;
   duration_ms: number;
 }
+
+type EvaluationCounts = Omit<
+  TickReport,
+  'swept' | 'skipped_stale' | 'duration_ms'
+>;
+
+/** Warned-about rows are remembered up to this many, then forgotten at once. */
+const WARNED_LIMIT = 10_000;
 
 /**
  * One producer instance. `tick(now)` evaluates every minute slot since the
@@ -55,53 +83,23 @@ export class Producer {
       this.lastEvaluated,
       this.config.cronCatchUpMinutes,
     );
-    let report: Omit<TickReport, 'swept' | 'duration_ms'> = {
-      slots: plan.due.length,
-      due: 0,
-      claimed: 0,
-      already_claimed: 0,
-      published: 0,
-      invalid: 0,
-    };
-    if (plan.due.length > 0) {
-      const candidates = await loadCandidates(this.pool);
-      if (plan.skipped.length > 0) this.logSkipped(candidates, plan.skipped);
-      const evaluation = evaluateDue(
-        candidates,
-        plan.due,
-        this.config.cronTimeZone,
-        this.cache,
-      );
-      this.logInvalid(evaluation.invalid);
-      const claims = await claimRuns(
-        this.pool,
-        evaluation.due,
-        now,
-        this.config.containerId,
-      );
-      this.afterClaim?.(claims.length);
-      const published = await publishClaims(
-        this.pool,
-        this.publisher,
-        claims,
-        now,
-      );
-      this.lastEvaluated = plan.due[plan.due.length - 1];
-      await this.saveLastSlot(this.lastEvaluated);
-      report = {
-        slots: plan.due.length,
-        due: evaluation.due.length,
-        claimed: claims.length,
-        already_claimed: evaluation.due.length - claims.length,
-        published,
-        invalid: evaluation.invalid.length,
-      };
-    }
-    const swept = await this.sweep(now);
-    await this.cleanUp(now);
+    const report =
+      plan.due.length > 0
+        ? await this.evaluate(now, plan.due, plan.skipped)
+        : {
+            slots: 0,
+            due: 0,
+            claimed: 0,
+            already_claimed: 0,
+            published: 0,
+            invalid: 0,
+            missed_one_time: 0,
+          };
+    const sweep = await this.sweep(now);
     const full: TickReport = {
       ...report,
-      swept,
+      swept: sweep.republished,
+      skipped_stale: sweep.skipped,
       duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
     };
     this.logger.info('Tick completed', {
@@ -111,64 +109,125 @@ export class Producer {
     return full;
   }
 
-  private async sweep(now: Date): Promise<number> {
+  /** Evaluates the planned slots: claims and publishes what is due. */
+  private async evaluate(
+    now: Date,
+    slots: Date[],
+    skippedSlots: Date[],
+  ): Promise<EvaluationCounts> {
+    const candidates = await loadCandidates(this.pool);
+    if (skippedSlots.length > 0) this.logSkipped(candidates, skippedSlots);
+    const evaluation = evaluateDue(
+      candidates,
+      slots,
+      this.dueWindow(now),
+      this.config.cronTimeZone,
+      this.cache,
+    );
+    this.logInvalid(evaluation.invalid);
+    const missed = await this.disableMissed(evaluation.missed);
+    const claims = await claimRuns(
+      this.pool,
+      evaluation.due,
+      this.config.containerId,
+    );
+    this.afterClaim?.(claims.length);
+    const published = await publishClaims(this.pool, this.publisher, claims);
+    this.lastEvaluated = slots[slots.length - 1];
+    await this.saveLastSlot(this.lastEvaluated);
+    return {
+      slots: slots.length,
+      due: evaluation.due.length,
+      claimed: claims.length,
+      already_claimed: evaluation.due.length - claims.length,
+      published,
+      invalid: evaluation.invalid.length,
+      missed_one_time: missed,
+    };
+  }
+
+  /** The minutes runs may still be fired for: the catch-up window. */
+  private dueWindow(now: Date) {
+    const current = minuteSlot(now);
+    return {
+      current,
+      oldest: addMinutes(current, -this.config.cronCatchUpMinutes),
+    };
+  }
+
+  private async sweep(
+    now: Date,
+  ): Promise<{republished: number; skipped: number}> {
     try {
-      const swept = await sweepUnpublished(
-        this.pool,
-        this.publisher,
-        now,
-        this.config.cronSweepAfterMs,
-      );
-      if (swept > 0) {
+      const result = await sweepUnpublished(this.pool, this.publisher, {
+        olderThanMs:
+          this.config.cronSweepAfterMs / (this.config.clockRate ?? 1),
+        staleBefore: this.dueWindow(now).oldest,
+        budgetMs: this.config.cronSweepBudgetMs,
+      });
+      if (result.republished > 0) {
         this.logger.warn('Republished claims left unpublished', {
           component: 'sweeper',
-          count: swept,
+          count: result.republished,
         });
       }
-      return swept;
+      if (result.skipped > 0) {
+        this.logger.warn('Claims older than the catch-up window skipped', {
+          component: 'sweeper',
+          count: result.skipped,
+          catch_up_minutes: this.config.cronCatchUpMinutes,
+        });
+      }
+      return result;
     } catch (error) {
       this.logger.error('Sweep failed', {
         component: 'sweeper',
         error: (error as Error).message,
       });
-      return 0;
+      return {republished: 0, skipped: 0};
     }
   }
 
-  private async cleanUp(now: Date): Promise<void> {
-    try {
-      if (
-        !(await claimDailyCleanup(this.pool, now, this.config.cronTimeZone))
-      ) {
-        return;
-      }
-      const deleted = await deleteOldExecutions(this.pool, now);
-      this.logger.info('Old executions deleted', {
-        component: 'cleanup',
-        deleted,
-      });
-    } catch (error) {
-      this.logger.error('Cleanup failed', {
-        component: 'cleanup',
-        error: (error as Error).message,
+  /**
+   * Switches off one-time schedulers whose moment fell out of the catch-up
+   * window unrun, with a reason the API shows; one re-armed meanwhile (another
+   * date_time) is left alone.
+   */
+  private async disableMissed(missed: MissedOneTime[]): Promise<number> {
+    if (missed.length === 0) return 0;
+    const reason = `one-time run missed: its date_time is older than the catch-up window (${this.config.cronCatchUpMinutes} min)`;
+    const {rows} = await this.pool.query<{id: number; date_time: Date}>(
+      `UPDATE scheduler s SET status = false, status_reason = $3
+         FROM unnest($1::int[], $2::timestamptz[]) AS m(id, date_time)
+        WHERE s.id = m.id AND s.date_time = m.date_time AND s.status
+        RETURNING s.id, s.date_time`,
+      [
+        missed.map(entry => entry.schedulerId),
+        missed.map(entry => entry.dateTime),
+        reason,
+      ],
+    );
+    for (const row of rows) {
+      this.logger.warn('One-time run missed (older than the catch-up window)', {
+        scheduler_id: row.id,
+        date_time: row.date_time.toISOString(),
+        catch_up_minutes: this.config.cronCatchUpMinutes,
       });
     }
+    return rows.length;
   }
 
-  private logInvalid(
-    invalid: Array<{
-      schedulerId: number;
-      expression: string;
-      problems: string[];
-    }>,
-  ): void {
+  /** Once per scheduler and stored text: a bad row must not flood the log. */
+  private logInvalid(invalid: InvalidRow[]): void {
     for (const entry of invalid) {
-      const key = `${entry.schedulerId}:${entry.expression}`;
+      const key = `${entry.schedulerId}:${entry.field}:${entry.value}`;
       if (this.warnedInvalid.has(key)) continue;
+      if (this.warnedInvalid.size >= WARNED_LIMIT) this.warnedInvalid.clear();
       this.warnedInvalid.add(key);
-      this.logger.warn('Invalid cron expression skipped', {
+      this.logger.warn(`Scheduler skipped: unreadable ${entry.field}`, {
         scheduler_id: entry.schedulerId,
-        schedule: entry.expression,
+        field: entry.field,
+        [entry.field]: entry.value,
         problems: entry.problems,
       });
     }

@@ -5,6 +5,9 @@ import type {AmqpConnection} from './amqp-connection';
 import {encodeTaskMessage, TaskMessage} from './task-message';
 import {TASK_QUEUE} from './topology';
 
+/** Execution id → when the broker's confirm for its message arrived. */
+export type Confirmations = Map<number, Date>;
+
 export interface OutgoingTask {
   executionId: number;
   executionKey: string;
@@ -28,9 +31,9 @@ export class TaskPublisher {
     connection.on('disconnected', () => (this.channel = undefined));
   }
 
-  /** Publishes all; resolves with the execution ids the broker confirmed. */
-  async publish(tasks: OutgoingTask[]): Promise<Set<number>> {
-    const confirmed = new Set<number>();
+  /** Publishes all; resolves with the runs the broker confirmed, and when. */
+  async publish(tasks: OutgoingTask[]): Promise<Confirmations> {
+    const confirmed: Confirmations = new Map();
     if (tasks.length === 0) return confirmed;
     let channel: ConfirmChannel;
     try {
@@ -65,7 +68,7 @@ export class TaskPublisher {
             },
             error => {
               if (!error && !this.returned.delete(messageId)) {
-                confirmed.add(task.executionId);
+                confirmed.set(task.executionId, new Date());
               }
               resolve();
             },

@@ -91,7 +91,7 @@ export async function queueReport(
       'The broker did not confirm the report task',
     );
   }
-  await markPublished(db, [executionId], context.now);
+  await markPublished(db, confirmed);
   return {
     status: 'queued',
     execution_id: executionId,

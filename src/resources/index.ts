@@ -41,7 +41,7 @@ export const RESOURCES: CrudResource[] = [
     model: Scheduler,
     path: '/schedulers',
     access: OPERATED,
-    serverOwned: ['user_id'],
+    serverOwned: ['user_id', 'activated_at', 'status_reason'],
     createExtras: {
       user_id_created: {
         schema: {

@@ -3,7 +3,10 @@ import {HttpErrors} from '@loopback/rest';
 import type {CrudHooks, HookContext} from '../crud/crud-resource';
 import type {ErrorDetail} from '../middleware/error-mapping';
 import type {Scheduler} from '../models';
-import {schedulerRuleErrors} from '../validation/scheduler-rules';
+import {
+  pastDateTimeErrors,
+  schedulerRuleErrors,
+} from '../validation/scheduler-rules';
 import {fieldError, validationError} from '../validation/validation-error';
 import {repositoryOf} from './hook-helpers';
 import {reportParamErrors} from './scheduler-report-check';
@@ -32,9 +35,20 @@ async function missingTasks(
   return errors;
 }
 
-/** The rules, then that the task it names exists, then a report's params. */
-async function assertValid(record: AnyObject, ctx: HookContext): Promise<void> {
-  const errors = schedulerRuleErrors(record);
+/**
+ * The rules, then that the task it names exists, then a report's params.
+ * `armedDateTime` is a date_time being set or re-armed (on create, in the
+ * patch, or by resuming a one-time scheduler): it must not lie in the past.
+ */
+async function assertValid(
+  record: AnyObject,
+  ctx: HookContext,
+  armedDateTime: unknown,
+): Promise<void> {
+  const errors = [
+    ...schedulerRuleErrors(record),
+    ...pastDateTimeErrors(armedDateTime as string | null, new Date()),
+  ];
   if (errors.length === 0) errors.push(...(await missingTasks(record, ctx)));
   if (errors.length === 0)
     errors.push(...(await reportParamErrors(record, ctx)));
@@ -52,13 +66,17 @@ export const schedulerHooks: CrudHooks<Scheduler> = {
       );
     }
     const record = {...fields, user_id: owner};
-    await assertValid(record, ctx);
+    await assertValid(record, ctx, fields.date_time);
     return record;
   },
 
   /** Judged by what the scheduler would become, not by the patch alone. */
   async beforeUpdate(patch, current, ctx) {
-    await assertValid({...current.toJSON(), ...patch}, ctx);
+    const record: AnyObject = {...current.toJSON(), ...patch};
+    const resumed = patch.status === true && current.status === false;
+    const armed =
+      patch.date_time !== undefined || resumed ? record.date_time : undefined;
+    await assertValid(record, ctx, armed);
     return patch;
   },
 };

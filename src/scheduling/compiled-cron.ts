@@ -1,5 +1,5 @@
 import {CronExpressionParser} from 'cron-parser';
-import {cronSyntaxErrors} from './cron-syntax';
+import {normalizeCron} from './cron-syntax';
 import type {WallTime} from './wall-clock';
 
 /**
@@ -7,7 +7,10 @@ import type {WallTime} from './wall-clock';
  * five array reads instead of a cron-parser call (50-280 µs each).
  */
 export interface CompiledCron {
+  /** As the user wrote it (stored so). */
   readonly expression: string;
+  /** The same in five numeric fields: macros expanded, names as numbers. */
+  readonly numeric: string;
   readonly minutes: Uint8Array;
   readonly hours: Uint8Array;
   readonly daysOfMonth: Uint8Array;
@@ -39,20 +42,24 @@ function table(size: number, values: readonly (number | string)[]): Uint8Array {
   return lookup;
 }
 
-/** Validates with the spec's grammar, expands with cron-parser. */
+/** Validates with the service's dialect, expands with cron-parser. */
 export function compileCron(expression: string): CompiledCron {
-  const problems = cronSyntaxErrors(expression);
-  if (problems.length > 0) throw new InvalidCronError(expression, problems);
-  const text = expression.trim().split(/ +/);
+  const normalized = normalizeCron(expression);
+  if (normalized.problems) {
+    throw new InvalidCronError(expression, normalized.problems);
+  }
+  const text = normalized.fields;
+  const numeric = text.join(' ');
   let fields;
   try {
-    ({fields} = CronExpressionParser.parse(text.join(' ')));
+    ({fields} = CronExpressionParser.parse(numeric));
   } catch (error) {
     // e.g. "0 0 30 2 *": well-formed, but a date that never exists.
     throw new InvalidCronError(expression, [(error as Error).message]);
   }
   return {
     expression,
+    numeric,
     minutes: table(60, fields.minute.values),
     hours: table(24, fields.hour.values),
     daysOfMonth: table(32, fields.dayOfMonth.values),

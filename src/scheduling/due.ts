@@ -1,12 +1,5 @@
 import {CompiledCron, cronMatches} from './compiled-cron';
-import {MINUTE_MS} from './slots';
 import type {SlotClock} from './wall-clock';
-
-/** A one-time scheduler is due in the slot whose minute holds its date_time. */
-export function oneTimeDue(dateTime: Date, slot: Date): boolean {
-  const t = dateTime.getTime();
-  return t >= slot.getTime() && t < slot.getTime() + MINUTE_MS;
-}
 
 /**
  * Whether a recurring scheduler is due in a slot, with Vixie cron's DST rules:

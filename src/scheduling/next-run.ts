@@ -28,11 +28,11 @@ export function nextRun(
       : {at: null, problem: 'one-time run is past'};
   }
   try {
-    compileCron(scheduler.schedule);
-    const at = CronExpressionParser.parse(
-      scheduler.schedule.trim().split(/ +/).join(' '),
-      {currentDate: after, tz: timeZone},
-    )
+    const {numeric} = compileCron(scheduler.schedule);
+    const at = CronExpressionParser.parse(numeric, {
+      currentDate: after,
+      tz: timeZone,
+    })
       .next()
       .toDate();
     return {at};

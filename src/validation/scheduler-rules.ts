@@ -1,5 +1,6 @@
 import type {ErrorDetail} from '../middleware/error-mapping';
 import {compileCron, InvalidCronError} from '../scheduling/compiled-cron';
+import {minuteSlot} from '../scheduling/slots';
 import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError} from './validation-error';
 
@@ -110,5 +111,28 @@ export function schedulerRuleErrors(record: SchedulerShape): ErrorDetail[] {
     ...timingErrors(record),
     ...scheduleErrors(record),
     ...timezoneErrors(record),
+  ];
+}
+
+/**
+ * A one-time scheduler must lie ahead: a date_time before the start of the
+ * current minute (at `now`) would never fire. One within the current minute
+ * is accepted and fires at the next tick at the latest.
+ */
+export function pastDateTimeErrors(
+  dateTime: Date | string | null | undefined,
+  now: Date,
+): ErrorDetail[] {
+  if (dateTime === undefined || dateTime === null) return [];
+  const instant = new Date(dateTime);
+  if (!Number.isFinite(instant.getTime())) return [];
+  const earliest = minuteSlot(now);
+  if (instant.getTime() >= earliest.getTime()) return [];
+  return [
+    fieldError(
+      'date_time',
+      'past',
+      `date_time ${instant.toISOString()} is in the past; a one-time scheduler needs a moment at or after ${earliest.toISOString()} (the start of the current minute)`,
+    ),
   ];
 }

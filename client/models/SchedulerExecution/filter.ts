@@ -9,6 +9,7 @@ export interface Filter {
 'executed_at'?: boolean;
 'slot'?: boolean;
 'status'?: boolean;
+'status_reason'?: boolean;
 'published_at'?: boolean;
 'container_id'?: boolean;
 'attempts'?: boolean;
@@ -17,7 +18,7 @@ export interface Filter {
 'duration_ms'?: boolean;
 'last_error'?: boolean;
 'last_retry_count'?: boolean;
-} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count'>);
+} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'status_reason' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count'>);
   limit?: number;
   offset?: number;
   order?: (string | Array<string>);

@@ -232,6 +232,39 @@ describe('health endpoints', () => {
       ]);
     });
 
+    it('the producer is not ready while it has no broker connection, and says so', async () => {
+      const {proxy, port: amqpPort} = await proxyTo(amqpTarget, 5672);
+      const scheduler = await backgroundApp(
+        {
+          appMode: 'scheduler',
+          healthPort: 0,
+          cronCatchUpMinutes: 0,
+          amqpUrl: viaPort(TEST_AMQP_URL, amqpPort),
+        },
+        a => a.bind(ProducerBindings.CLOCK).to(() => new Date()),
+      );
+      const port = scheduler.getSync(HealthBindings.SERVER).server!.port;
+      const ready = () => fetch(`http://127.0.0.1:${port}/api/ready`);
+      const observer = scheduler.getSync(ProducerBindings.OBSERVER);
+      const deadline = Date.now() + 10_000;
+      while (!observer.lastTickFinishedAt() && Date.now() < deadline) {
+        await new Promise(resolve => setTimeout(resolve, 20));
+      }
+      expect((await ready()).status).to.equal(200);
+      await proxy.close();
+      while (observer.brokerConnected() && Date.now() < deadline) {
+        await new Promise(resolve => setTimeout(resolve, 20));
+      }
+      const down = await ready();
+      expect(down.status).to.equal(503);
+      expect(((await down.json()) as ErrorBody).error.details).to.containEql({
+        path: '/producer',
+        code: 'unavailable',
+        message:
+          'producer has no broker connection: due runs are claimed and wait for the sweeper',
+      });
+    });
+
     it('is served by the API mode too when HEALTH_PORT is set, so one probe port fits every container', async () => {
       const {client, app: api} = await app({healthPort: 0});
       const port = api.getSync(HealthBindings.SERVER).server!.port;

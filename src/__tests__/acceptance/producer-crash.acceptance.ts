@@ -102,8 +102,13 @@ describe('Producer process under the chaos settings', () => {
     expect(orphaned[0].status).to.equal('claimed');
     expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
 
-    // A survivor's sweeper publishes it (30x: 30 simulated seconds = 1 s).
-    producer({...clock, CRON_SWEEP_AFTER_MS: '30000'});
+    // A survivor's sweeper publishes it (30x: 30 simulated seconds = 1 s),
+    // while its minute is inside the catch-up window.
+    producer({
+      ...clock,
+      CRON_SWEEP_AFTER_MS: '30000',
+      CRON_CATCHUP_MINUTES: '5',
+    });
     const swept = await waitForRows(
       () =>
         sql<{status: string}>(

@@ -52,13 +52,15 @@ async function seedSchedulers(
     `INSERT INTO worker (name, command) VALUES ('chaos', 'chaos-worker') RETURNING id`,
   );
   await db.query(
-    `INSERT INTO scheduler (description, schedule, worker_id, params)
+    `INSERT INTO scheduler (description, schedule, worker_id, params, activated_at)
      SELECT 'chaos ' || n, '* * * * *', $2,
             CASE WHEN n % $3 = 0
               THEN jsonb_build_object('out', $4::text, 'fail', 'always')
-              ELSE jsonb_build_object('out', $4::text) END
+              ELSE jsonb_build_object('out', $4::text) END,
+            $5
        FROM generate_series(1, $1::int) AS n`,
-    [schedulers, rows[0].id, failingEvery, sideEffectFile],
+    // Active from the first simulated minute, which starts before the insert.
+    [schedulers, rows[0].id, failingEvery, sideEffectFile, firstSlot],
   );
   // Producers start from the first simulated minute, not a catch-up window.
   await db.query(

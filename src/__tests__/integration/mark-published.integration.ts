@@ -31,11 +31,7 @@ describe('markPublished', () => {
       [schedulerId],
     );
     const at = new Date('2026-11-21T10:00:00.123Z');
-    await markPublished(
-      pool,
-      rows.map(row => Number(row.id)),
-      at,
-    );
+    await markPublished(pool, new Map(rows.map(row => [Number(row.id), at])));
     const after = await sql<{status: string; published_at: Date}>(
       `SELECT status, published_at FROM scheduler_execution ORDER BY id`,
     );

@@ -10,6 +10,7 @@ import {
   withClient,
 } from '../fixtures/test-database';
 import {
+  ageClaims,
   givenProducer,
   insertSchedulers,
   TestProducer,
@@ -45,7 +46,6 @@ describe('sweeper and runs the consumer already took', () => {
       const [claim] = await claimRuns(
         p.pool,
         [{schedulerId: id, slot: at('2026-11-21T10:00:00Z')}],
-        at('2026-11-21T10:00:01Z'),
         'lost-its-database-link',
       );
       // The consumer got the message and moved the run on.
@@ -66,14 +66,16 @@ describe('sweeper and runs the consumer already took', () => {
     });
   }
 
-  it('still republishes a run nobody took (status claimed)', async () => {
+  it('still republishes a run nobody took (status claimed), within the catch-up window', async () => {
+    await p.stop();
+    p = await givenProducer({cronCatchUpMinutes: 5, cronSweepAfterMs: 30_000});
     const [id] = await insertSchedulers([{schedule: '0 0 1 1 *'}]);
     await claimRuns(
       p.pool,
       [{schedulerId: id, slot: at('2026-11-21T10:00:00Z')}],
-      at('2026-11-21T10:00:01Z'),
       'died-before-publishing',
     );
+    await ageClaims(31);
     const report = await p.producer.tick(at('2026-11-21T10:05:00Z'));
     expect(report.swept).to.equal(1);
     expect(await drainQueue(TASK_QUEUE)).to.have.length(1);

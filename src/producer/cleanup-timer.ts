@@ -1,0 +1,92 @@
+import type {Pool} from 'pg';
+import type {Logger} from '../logging/logger';
+import {
+  claimDailyCleanup,
+  deleteOldExecutions,
+  retentionCutoff,
+} from './cleanup';
+
+export interface CleanupTimerOptions {
+  timeZone: string;
+  /** Time one pass may spend deleting before it yields until the next. */
+  budgetMs: number;
+  /** How often (real milliseconds) to look whether a pass is due. */
+  intervalMs: number;
+  batchSize?: number;
+}
+
+/**
+ * The daily run-ledger cleanup, on its own timer so minute ticks never wait
+ * for it. Every interval it asks whether today's cleanup is due and still
+ * untaken (one instance wins per day, see `claimDailyCleanup`); the winner
+ * deletes within a time budget per pass and resumes an unfinished cleanup at
+ * the next passes. Time is an argument: `clock` decides the day.
+ */
+export class CleanupTimer {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+  /** The cutoff of a cleanup this instance won but has not finished. */
+  private pending?: Date;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly clock: () => Date,
+    private readonly options: CleanupTimerOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Idempotent: no further passes, and the one in flight finishes first. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass: exported for tests, which call it with their clock. */
+  async runOnce(): Promise<void> {
+    try {
+      if (this.pending === undefined) {
+        const now = this.clock();
+        if (!(await claimDailyCleanup(this.pool, now, this.options.timeZone))) {
+          return;
+        }
+        this.pending = retentionCutoff(now);
+      }
+      const result = await deleteOldExecutions(this.pool, this.pending, {
+        budgetMs: this.options.budgetMs,
+        batchSize: this.options.batchSize,
+      });
+      if (result.finished) this.pending = undefined;
+      this.logger.info('Old executions deleted', {
+        component: 'cleanup',
+        deleted: result.deleted,
+        finished: result.finished,
+      });
+    } catch (error) {
+      this.logger.error('Cleanup failed', {
+        component: 'cleanup',
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.runOnce().then(() => {
+        this.running = undefined;
+        // An unfinished cleanup goes on soon; otherwise look again later.
+        if (!this.stopped) {
+          this.schedule(this.pending ? 1000 : this.options.intervalMs);
+        }
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+}
