@@ -199,7 +199,9 @@ export class Producer {
     const {rows} = await this.pool.query<{id: number; date_time: Date}>(
       `UPDATE scheduler s SET status = false, status_reason = $3
          FROM unnest($1::int[], $2::timestamptz[]) AS m(id, date_time)
-        WHERE s.id = m.id AND s.date_time = m.date_time AND s.status
+        -- JavaScript dates carry milliseconds; a stored date may carry micro.
+        WHERE s.id = m.id AND s.status
+          AND date_trunc('milliseconds', s.date_time) = m.date_time
         RETURNING s.id, s.date_time`,
       [
         missed.map(entry => entry.schedulerId),
