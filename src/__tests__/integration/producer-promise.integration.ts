@@ -82,8 +82,9 @@ describe('producer: every due run fires once and on time', () => {
 
     it('switch one older than the catch-up window off with a reason, and fire none for it', async () => {
       await lastSlotWas('2026-11-21T09:00:00Z');
+      // Written by SQL with microseconds, which JavaScript dates do not carry.
       const [stale] = await insertSchedulers([
-        {schedule: null, date_time: '2026-11-21T09:30:00Z'},
+        {schedule: null, date_time: '2026-11-21T09:30:00.123456Z'},
       ]);
       const p = await producer({cronCatchUpMinutes: 5});
       const tick = await p.producer.tick(at('2026-11-21T10:00:01Z'));
