@@ -93,7 +93,10 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
 
     this.bind(AppBindings.CONFIG).to(appConfig);
     this.bind(LoggingBindings.LOGGER).to(logger);
-    this.bind(POSTGRES_DATASOURCE_CONFIG).to({url: appConfig.databaseUrl});
+    this.bind(POSTGRES_DATASOURCE_CONFIG).to({
+      url: appConfig.databaseUrl,
+      statementTimeoutMs: appConfig.apiStatementTimeoutMs,
+    });
     // Everything is registered explicitly: nothing is discovered by scanning
     // dist/, where a stale compiled file could shadow a real controller.
     this.dataSource(PostgresDataSource);

@@ -64,6 +64,10 @@ export interface AppConfig {
   cronSweepBudgetMs: number;
   /** Time one pass of the daily cleanup may spend before it yields. */
   cronCleanupBudgetMs: number;
+  /** statement_timeout of the background roles' database sessions. */
+  dbStatementTimeoutMs: number;
+  /** statement_timeout of the API's database sessions (requests must not hang). */
+  apiStatementTimeoutMs: number;
   /** Messages a consumer holds unacknowledged; tasks still run one at a time. */
   cronWorkerPrefetch: number;
   /** Run-ledger marks wait for the WAL flush (slower, survives a database crash). */
@@ -255,14 +259,25 @@ function readDatabaseUrl(env: Env): string {
 }
 
 /** The configuration of a report child process: reports only, no secrets it does not use. */
+function readDbStatementTimeout(env: Env): number {
+  return read(
+    env,
+    'DB_STATEMENT_TIMEOUT_MS',
+    60_000,
+    integer(100, 60 * 60 * 1000),
+  );
+}
+
 export function loadReportChildConfig(env: Env = process.env): {
   databaseUrl: string;
+  dbStatementTimeoutMs: number;
   /** CRON_TZ: the zone of template variables and date-only params. */
   timeZone: string;
   reports: ReportConfig;
 } {
   return {
     databaseUrl: readDatabaseUrl(env),
+    dbStatementTimeoutMs: readDbStatementTimeout(env),
     timeZone: read(env, 'CRON_TZ', 'UTC', timeZone),
     reports: readReports(env),
   };
@@ -277,6 +292,7 @@ export function reportChildEnv(config: AppConfig): Record<string, string> {
   return {
     ...config.childEnv,
     DATABASE_URL: config.databaseUrl,
+    DB_STATEMENT_TIMEOUT_MS: String(config.dbStatementTimeoutMs),
     CRON_TZ: config.cronTimeZone,
     MAIL_FROM: reports.mailFrom,
     MAIL_OUTBOX_DIR: reports.mailOutboxDir,
@@ -386,6 +402,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       env,
       'CRON_CLEANUP_BUDGET_MS',
       30_000,
+      integer(100, 10 * 60 * 1000),
+    ),
+    dbStatementTimeoutMs: readDbStatementTimeout(env),
+    apiStatementTimeoutMs: read(
+      env,
+      'API_STATEMENT_TIMEOUT_MS',
+      10_000,
       integer(100, 10 * 60 * 1000),
     ),
     cronWorkerPrefetch: read(env, 'CRON_WORKER_PREFETCH', 1, integer(1, 1000)),

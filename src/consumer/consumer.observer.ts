@@ -1,7 +1,7 @@
 import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
 import type {Pool} from 'pg';
 import {AppConfig, reportChildEnv} from '../config';
-import {createPool} from '../database/pg-pool';
+import {createPool, statementTimeout} from '../database/pg-pool';
 import {ReminderExecutor} from '../executors/reminder.executor';
 import {ReportExecutor} from '../executors/report.executor';
 import type {TaskExecutor} from '../executors/task-executor';
@@ -49,11 +49,17 @@ export class ConsumerObserver implements LifeCycleObserver {
     this.stopping = undefined;
     const {config} = this;
     const settings = retrySettings(config);
-    this.pool = createPool(config.databaseUrl, this.logger);
+    this.pool = createPool(
+      config.databaseUrl,
+      this.logger,
+      5,
+      statementTimeout(config.dbStatementTimeoutMs),
+    );
     this.ledgerPool = createLedgerPool(
       config.databaseUrl,
       this.logger,
       config.cronLedgerDurableCommit,
+      config.dbStatementTimeoutMs,
     );
     this.connection = new AmqpConnection(config.amqpUrl, this.logger, {
       onConnect: connection =>

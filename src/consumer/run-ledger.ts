@@ -1,5 +1,9 @@
 import type {Pool} from 'pg';
-import {createPool} from '../database/pg-pool';
+import {
+  createPool,
+  DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS,
+  statementTimeout,
+} from '../database/pg-pool';
 import type {Logger} from '../logging/logger';
 
 /**
@@ -15,13 +19,12 @@ export function createLedgerPool(
   databaseUrl: string,
   logger: Logger,
   durableCommit: boolean,
+  statementTimeoutMs = DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS,
 ): Pool {
-  return createPool(
-    databaseUrl,
-    logger,
-    2,
-    durableCommit ? {} : {synchronous_commit: 'off'},
-  );
+  return createPool(databaseUrl, logger, 2, {
+    ...statementTimeout(statementTimeoutMs),
+    ...(durableCommit ? {} : {synchronous_commit: 'off'}),
+  });
 }
 
 /** What to do with a delivery: run it, or acknowledge it as a duplicate. */

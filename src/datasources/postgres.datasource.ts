@@ -7,6 +7,8 @@ export interface PostgresDataSourceConfig {
   url: string;
   /** Largest number of pooled connections this process opens. */
   max?: number;
+  /** statement_timeout of every session: a request never holds one longer. */
+  statementTimeoutMs: number;
 }
 
 @lifeCycleObserver('datasource')
@@ -25,6 +27,8 @@ export class PostgresDataSource
       connector: 'postgresql',
       url: dsConfig.url,
       max: dsConfig.max ?? 10,
+      // Sent in the startup packet, so every (re)connected session has it.
+      options: `-c statement_timeout=${Math.round(dsConfig.statementTimeoutMs)}`,
       // Connect on first use: the API starts even while PostgreSQL is still
       // coming up, and the pool reconnects after an outage.
       lazyConnect: true,

@@ -61,6 +61,9 @@ function clientDataMessage(code: unknown): string | undefined {
   );
 }
 
+/** SQLSTATE of a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014';
+
 /** Status codes we answer with their standard names. */
 function standardName(statusCode: number): string {
   const ErrorClass = (HttpErrors as unknown as Record<number, new () => Error>)[
@@ -144,6 +147,14 @@ export function toHttpError(error: unknown): HttpErrorBody {
             ],
           }
         : {}),
+    };
+  }
+  if (status === undefined && err.code === QUERY_CANCELED) {
+    return {
+      statusCode: 503,
+      name: 'ServiceUnavailableError',
+      message:
+        'The database did not answer within the statement timeout; narrow the filter or try again later',
     };
   }
   const statusCode = status ?? 500;

@@ -6,7 +6,7 @@ import {
 } from '@loopback/core';
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
-import {createPool} from '../database/pg-pool';
+import {createPool, statementTimeout} from '../database/pg-pool';
 import {AppBindings, LoggingBindings, ProducerBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
 import {AmqpConnection} from '../queue/amqp-connection';
@@ -78,7 +78,12 @@ export class ProducerObserver implements LifeCycleObserver {
   async start(): Promise<void> {
     this.stopping = undefined;
     const topology = brokerTopology(retrySettings(this.config));
-    this.pool = createPool(this.config.databaseUrl, this.logger);
+    this.pool = createPool(
+      this.config.databaseUrl,
+      this.logger,
+      5,
+      statementTimeout(this.config.dbStatementTimeoutMs),
+    );
     this.connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
       onConnect: connection =>
         assertTopology(() => connection.createChannel(), topology),

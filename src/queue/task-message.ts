@@ -1,3 +1,4 @@
+import {workerParamKeyProblems} from '../executors/worker-params';
 /** The spec's task message: what the producer publishes and the consumer runs. */
 export const TASK_TYPES = ['report', 'worker', 'reminder'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -89,6 +90,10 @@ export function parseTaskMessage(content: Buffer): TaskMessage {
     throw new PoisonMessageError(
       '"params_scheduler" is not a JSON object string',
     );
+  }
+  if (message.type === 'worker') {
+    const problems = workerParamKeyProblems(JSON.parse(params));
+    if (problems.length > 0) throw new PoisonMessageError(problems.join('; '));
   }
   return {
     type: message.type as TaskType,

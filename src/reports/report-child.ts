@@ -1,5 +1,5 @@
 import {loadReportChildConfig} from '../config';
-import {createPool} from '../database/pg-pool';
+import {createPool, statementTimeout} from '../database/pg-pool';
 import {createLogger} from '../logging/logger';
 import {ReportMailer} from './delivery/report-mailer';
 import type {ReportRequest} from './report';
@@ -22,7 +22,12 @@ async function run(request: ReportRequest): Promise<Record<string, unknown>> {
   const config = loadReportChildConfig();
   // Log lines go to stdout, which the consumer captures and logs with the task.
   const logger = createLogger({level: 'info', service: 'report-child'});
-  const db = createPool(config.databaseUrl, logger, 2);
+  const db = createPool(
+    config.databaseUrl,
+    logger,
+    2,
+    statementTimeout(config.dbStatementTimeoutMs),
+  );
   const mailer = new ReportMailer(config.reports, logger);
   try {
     const owner =

@@ -6,7 +6,7 @@ import {
 } from '@loopback/core';
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
-import {createPool} from '../database/pg-pool';
+import {createPool, statementTimeout} from '../database/pg-pool';
 import {AppBindings, LoggingBindings, ReportBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
 import {ReportMailer} from './delivery/report-mailer';
@@ -39,7 +39,12 @@ export class ReportGenerationService implements LifeCycleObserver {
   }
 
   services(): ReportServices {
-    this.pool ??= createPool(this.config.databaseUrl, this.logger, 3);
+    this.pool ??= createPool(
+      this.config.databaseUrl,
+      this.logger,
+      3,
+      statementTimeout(this.config.dbStatementTimeoutMs),
+    );
     this.mailer ??= new ReportMailer(this.config.reports, this.logger);
     return {
       db: this.pool,

@@ -6,7 +6,7 @@ import {
 } from '@loopback/core';
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
-import {createPool} from '../database/pg-pool';
+import {createPool, statementTimeout} from '../database/pg-pool';
 import {AppBindings, LoggingBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
 import {StayAliveSupervisor} from './supervisor';
@@ -32,7 +32,12 @@ export class StayAliveObserver implements LifeCycleObserver {
 
   start(): void {
     this.stopping = undefined;
-    this.pool = createPool(this.config.databaseUrl, this.logger, 2);
+    this.pool = createPool(
+      this.config.databaseUrl,
+      this.logger,
+      2,
+      statementTimeout(this.config.dbStatementTimeoutMs),
+    );
     this.supervisor = new StayAliveSupervisor({
       pool: this.pool,
       databaseUrl: this.config.databaseUrl,

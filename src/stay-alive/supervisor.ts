@@ -1,6 +1,7 @@
 import type {Pool} from 'pg';
 import type {StayAliveConfig} from '../config';
 import {workerArguments} from '../executors/worker.executor';
+import {workerParamKeyProblems} from '../executors/worker-params';
 import {workerCommandProblem} from '../executors/worker-command';
 import type {Logger} from '../logging/logger';
 import {SchedulerLocks} from './scheduler-locks';
@@ -130,10 +131,9 @@ export class StayAliveSupervisor {
   }
 
   private launchFor(scheduler: StayAliveScheduler): WorkerLaunch | undefined {
-    const problem = workerCommandProblem(
-      this.options.workersDir,
-      scheduler.command,
-    );
+    const problem =
+      workerCommandProblem(this.options.workersDir, scheduler.command) ??
+      workerParamKeyProblems(scheduler.params)[0];
     if (problem) {
       const key = `${scheduler.id}:${scheduler.command}`;
       if (!this.warnedCommands.has(key)) {

@@ -1,3 +1,4 @@
+import {workerParamKeyProblems} from '../executors/worker-params';
 import type {ErrorDetail} from '../middleware/error-mapping';
 import {compileCron, InvalidCronError} from '../scheduling/compiled-cron';
 import {minuteSlot} from '../scheduling/slots';
@@ -6,6 +7,7 @@ import {fieldError} from './validation-error';
 
 /** The fields the cross-field rules look at, as stored or as merged by PATCH. */
 export interface SchedulerShape {
+  params?: Record<string, unknown> | null;
   schedule?: string | null;
   timezone?: string | null;
   date_time?: Date | string | null;
@@ -105,9 +107,18 @@ function timezoneErrors(record: SchedulerShape): ErrorDetail[] {
   ];
 }
 
+/** A worker's params become its arguments: only plain names as keys. */
+function workerParamErrors(record: SchedulerShape): ErrorDetail[] {
+  if (!present(record.worker_id) || !record.params) return [];
+  return workerParamKeyProblems(record.params).map(message =>
+    fieldError('params', 'workerParamKey', message),
+  );
+}
+
 export function schedulerRuleErrors(record: SchedulerShape): ErrorDetail[] {
   return [
     ...taskKindErrors(record),
+    ...workerParamErrors(record),
     ...timingErrors(record),
     ...scheduleErrors(record),
     ...timezoneErrors(record),

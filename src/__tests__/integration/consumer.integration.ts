@@ -283,6 +283,26 @@ describe('consumer (cron-worker)', () => {
       {type: 'worker', id: 1, scheduler_id: 1, params_scheduler: {a: 1}},
       /params_scheduler/,
     ],
+    [
+      'a stored worker param key that would become an option',
+      {
+        type: 'worker',
+        id: 1,
+        scheduler_id: 1,
+        params_scheduler: '{"--delete-everything":"yes"}',
+      },
+      /worker param key "--delete-everything" must match/,
+    ],
+    [
+      'a stored worker param that shadows scheduler_id',
+      {
+        type: 'worker',
+        id: 1,
+        scheduler_id: 1,
+        params_scheduler: '{"scheduler_id":99}',
+      },
+      /"scheduler_id" is reserved/,
+    ],
   ];
   for (const [label, body, reason] of poison) {
     it(`parks a poison message (${label}) at once, with its reason and no retry`, async () => {

@@ -175,6 +175,26 @@ describe('loadConfig', () => {
       '10',
       /CRON_SWEEP_AFTER_MS must be an integer between 1000/,
     ],
+    [
+      'CRON_SWEEP_BUDGET_MS',
+      '60000',
+      /CRON_SWEEP_BUDGET_MS must be an integer between 100 and 50000/,
+    ],
+    [
+      'CRON_CLEANUP_BUDGET_MS',
+      '0',
+      /CRON_CLEANUP_BUDGET_MS must be an integer between 100/,
+    ],
+    [
+      'DB_STATEMENT_TIMEOUT_MS',
+      '0',
+      /DB_STATEMENT_TIMEOUT_MS must be an integer between 100/,
+    ],
+    [
+      'API_STATEMENT_TIMEOUT_MS',
+      'soon',
+      /API_STATEMENT_TIMEOUT_MS must be an integer between 100/,
+    ],
     ['SMTP_URL', 'not a url', /SMTP_URL is not a valid URL/],
     [
       'SMTP_URL',
@@ -341,6 +361,7 @@ describe('loadConfig', () => {
     expect(Object.keys(env)).to.not.containEql('AMQP_URL');
     expect(loadReportChildConfig(env)).to.deepEqual({
       databaseUrl: config.databaseUrl,
+      dbStatementTimeoutMs: 60_000,
       timeZone: 'Europe/Berlin',
       reports: config.reports,
     });

@@ -102,8 +102,19 @@ describe('toHttpError', () => {
     }
   });
 
+  it('answers 503 for a statement cancelled by statement_timeout (57014)', () => {
+    const error = Object.assign(
+      new Error('canceling statement due to statement timeout'),
+      {code: '57014'},
+    );
+    expect(toHttpError(error)).to.containDeep({
+      statusCode: 503,
+      name: 'ServiceUnavailableError',
+    });
+  });
+
   it('keeps other PostgreSQL errors and look-alike codes a hidden 500', () => {
-    for (const code of ['42P01', '53300', '57014', '22', 'x22009']) {
+    for (const code of ['42P01', '53300', '57P01', '22', 'x22009']) {
       const error = Object.assign(new Error('relation does not exist'), {code});
       expect(toHttpError(error).statusCode).to.equal(500);
     }
