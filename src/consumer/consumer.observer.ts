@@ -75,7 +75,8 @@ export class ConsumerObserver implements LifeCycleObserver {
     };
     this.tasks = new TaskConsumer({
       connection: this.connection,
-      ledger: new RunLedger(this.ledgerPool),
+      // The consumer's main pool commits durably: it takes the start marks.
+      ledger: new RunLedger(this.ledgerPool, this.pool),
       executors: {
         worker: new WorkerExecutor(this.pool, {
           ...childOptions,

@@ -38,7 +38,17 @@ export type StartDecision =
  * simply not recorded.
  */
 export class RunLedger {
-  constructor(private readonly pool: Pool) {}
+  /**
+   * `pool` writes the outcome marks (asynchronous commit unless
+   * CRON_LEDGER_DURABLE_COMMIT); `startPool` writes the start mark, and must
+   * commit durably (synchronous_commit on): the sweeper republishes a claim
+   * it still finds `claimed`, so a start mark lost in a database crash would
+   * send a run that already executed a second time.
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly startPool: Pool = pool,
+  ) {}
 
   /**
    * Marks the run as running unless this delivery is a duplicate. A
@@ -56,7 +66,7 @@ export class RunLedger {
     retryCount = 0,
   ): Promise<StartDecision> {
     if (executionId === undefined) return 'run';
-    const {rowCount} = await this.pool.query({
+    const {rowCount} = await this.startPool.query({
       // Named: parsed and planned once per connection, not once per task.
       name: 'ledger-start',
       text: `UPDATE scheduler_execution

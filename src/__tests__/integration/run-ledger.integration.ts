@@ -51,6 +51,31 @@ describe('run ledger', () => {
     expect(await setting(ledgerPool(true))).to.equal('on');
   });
 
+  it('writes the start mark on the durable session, outcome marks on the asynchronous one', async () => {
+    const id = await givenExecution();
+    const marks = ledgerPool(false);
+    const starts = ledgerPool(true);
+    const seen: string[] = [];
+    const spy = (pool: Pool, name: string) => {
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      (pool as unknown as {query: unknown}).query = (...args: unknown[]) => {
+        seen.push(name);
+        return query(...args);
+      };
+    };
+    spy(marks, 'async');
+    spy(starts, 'durable');
+    const ledger = new RunLedger(marks, starts);
+    expect(await ledger.start(id, new Date())).to.equal('run');
+    expect(seen).to.deepEqual(['durable']);
+    await ledger.finished(id, 'succeeded', new Date(), 5);
+    expect(seen).to.deepEqual(['durable', 'async']);
+    expect(
+      (await starts.query('SHOW synchronous_commit')).rows[0]
+        .synchronous_commit,
+    ).to.equal('on');
+  });
+
   it('makes an asynchronously committed mark visible to other sessions at once', async () => {
     const id = await givenExecution();
     const ledger = new RunLedger(ledgerPool(false));
