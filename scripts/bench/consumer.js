@@ -32,7 +32,7 @@ const {values} = parseArgs({
     spawns: {type: 'string', default: '1000'},
     retries: {type: 'string', default: '2000'},
     ledger: {type: 'string', default: 'async'},
-    // durable: start marks on a synchronous-commit session, as the service does.
+    // durable: start marks of unpublished runs flushed, as the service does.
     'start-mark': {type: 'string', default: 'durable'},
   },
 });

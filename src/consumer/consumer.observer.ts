@@ -75,7 +75,7 @@ export class ConsumerObserver implements LifeCycleObserver {
     };
     this.tasks = new TaskConsumer({
       connection: this.connection,
-      // The consumer's main pool commits durably: it takes the start marks.
+      // The consumer's main pool commits durably: it flushes start marks.
       ledger: new RunLedger(this.ledgerPool, this.pool),
       executors: {
         worker: new WorkerExecutor(this.pool, {

@@ -39,15 +39,13 @@ export type StartDecision =
  */
 export class RunLedger {
   /**
-   * `pool` writes the outcome marks (asynchronous commit unless
-   * CRON_LEDGER_DURABLE_COMMIT); `startPool` writes the start mark, and must
-   * commit durably (synchronous_commit on): the sweeper republishes a claim
-   * it still finds `claimed`, so a start mark lost in a database crash would
-   * send a run that already executed a second time.
+   * `pool` writes the marks (asynchronous commit unless
+   * CRON_LEDGER_DURABLE_COMMIT); `durablePool` commits synchronously and is
+   * used only to make a start mark durable when it must be (see `start`).
    */
   constructor(
     private readonly pool: Pool,
-    private readonly startPool: Pool = pool,
+    private readonly durablePool: Pool = pool,
   ) {}
 
   /**
@@ -66,7 +64,7 @@ export class RunLedger {
     retryCount = 0,
   ): Promise<StartDecision> {
     if (executionId === undefined) return 'run';
-    const {rowCount} = await this.startPool.query({
+    const {rows: started} = await this.pool.query<{unpublished: boolean}>({
       // Named: parsed and planned once per connection, not once per task.
       name: 'ledger-start',
       text: `UPDATE scheduler_execution
@@ -74,10 +72,14 @@ export class RunLedger {
                     finished_at = NULL, duration_ms = NULL, last_retry_count = $3
               WHERE id = $1
                 AND status NOT IN ('succeeded', 'failed')
-                AND NOT (status = 'retrying' AND COALESCE(last_retry_count, -1) >= $3)`,
+                AND NOT (status = 'retrying' AND COALESCE(last_retry_count, -1) >= $3)
+              RETURNING published_at IS NULL AS unpublished`,
       values: [executionId, at, retryCount],
     });
-    if (rowCount) return 'run';
+    if (started.length > 0) {
+      if (started[0].unpublished) await this.flush();
+      return 'run';
+    }
     const {rows} = await this.pool.query<{status: string}>(
       `SELECT status FROM scheduler_execution WHERE id = $1`,
       [executionId],
@@ -87,6 +89,23 @@ export class RunLedger {
     if (previous === undefined) return 'run';
     if (previous === 'succeeded' || previous === 'failed') return previous;
     return 'attempt-already-ran';
+  }
+
+  /**
+   * Makes every mark written so far durable: a transaction that takes a
+   * transaction id commits with a record, and on a synchronous-commit session
+   * waits until the WAL up to it (our asynchronous start mark included) is on
+   * disk. Needed only while the run has no published_at: the sweeper
+   * republishes a claim it still finds `claimed`, so a start mark lost in a
+   * database crash would run that task a second time. Once the producer's
+   * durable publish mark exists, the sweeper never looks at the run again and
+   * an asynchronous mark is enough.
+   */
+  private async flush(): Promise<void> {
+    await this.durablePool.query({
+      name: 'ledger-flush',
+      text: 'SELECT txid_current()',
+    });
   }
 
   async finished(

@@ -34,7 +34,8 @@ describe('run ledger', () => {
     );
     const [execution] = await sql<{id: string}>(
       `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status, published_at)
-       VALUES ($1, 'cron-2026-11-21-10-00', 'test', $2, now()) RETURNING id`,
+       VALUES ($1, 'cron-2026-11-21-10-00', 'test', $2,
+               CASE WHEN $2 = 'claimed' THEN NULL ELSE now() END) RETURNING id`,
       [scheduler.id, status],
     );
     return Number(execution.id);
@@ -51,29 +52,37 @@ describe('run ledger', () => {
     expect(await setting(ledgerPool(true))).to.equal('on');
   });
 
-  it('writes the start mark on the durable session, outcome marks on the asynchronous one', async () => {
-    const id = await givenExecution();
+  it('makes the start mark of a run without published_at durable before the task runs', async () => {
+    const unpublished = await givenExecution('claimed');
+    const published = await givenExecution('published');
     const marks = ledgerPool(false);
-    const starts = ledgerPool(true);
-    const seen: string[] = [];
-    const spy = (pool: Pool, name: string) => {
-      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-      (pool as unknown as {query: unknown}).query = (...args: unknown[]) => {
-        seen.push(name);
-        return query(...args);
-      };
+    const durable = ledgerPool(true);
+    const flushes: string[] = [];
+    const query = durable.query.bind(durable) as (...a: unknown[]) => unknown;
+    (durable as unknown as {query: unknown}).query = (...args: unknown[]) => {
+      flushes.push('flush');
+      return query(...args);
     };
-    spy(marks, 'async');
-    spy(starts, 'durable');
-    const ledger = new RunLedger(marks, starts);
-    expect(await ledger.start(id, new Date())).to.equal('run');
-    expect(seen).to.deepEqual(['durable']);
-    await ledger.finished(id, 'succeeded', new Date(), 5);
-    expect(seen).to.deepEqual(['durable', 'async']);
-    expect(
-      (await starts.query('SHOW synchronous_commit')).rows[0]
-        .synchronous_commit,
-    ).to.equal('on');
+    const ledger = new RunLedger(marks, durable);
+
+    expect(await ledger.start(published, new Date())).to.equal('run');
+    // The producer's durable publish mark exists: the sweeper never looks again.
+    expect(flushes).to.have.length(0);
+
+    const lsn = (text: string) => {
+      const [high, low] = text.split('/');
+      return BigInt(`0x${high}`) * 2n ** 32n + BigInt(`0x${low}`);
+    };
+    const [{before}] = await sql<{before: string}>(
+      'SELECT pg_current_wal_insert_lsn() AS before',
+    );
+    expect(await ledger.start(unpublished, new Date())).to.equal('run');
+    const [{flushed}] = await sql<{flushed: string}>(
+      'SELECT pg_current_wal_flush_lsn() AS flushed',
+    );
+    expect(flushes).to.have.length(1);
+    // The WAL holding the start mark (written after `before`) is on disk.
+    expect(lsn(flushed) > lsn(before)).to.be.true();
   });
 
   it('makes an asynchronously committed mark visible to other sessions at once', async () => {
