@@ -6,7 +6,7 @@
 -- cannot run it for minutes in which it did not exist, was paused or had
 -- another expression. Rows that exist already take their last change.
 ALTER TABLE scheduler
-  ADD COLUMN activated_at timestamptz NOT NULL DEFAULT now(),
+  ADD COLUMN activated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   -- Why the service switched the scheduler off (a one-time run missed), for the API.
   ADD COLUMN status_reason text;
 
@@ -20,7 +20,7 @@ CREATE FUNCTION scheduler_track_activation() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    NEW.activated_at := COALESCE(NEW.activated_at, now());
+    NEW.activated_at := COALESCE(NEW.activated_at, clock_timestamp());
     RETURN NEW;
   END IF;
   IF NEW.activated_at IS NOT DISTINCT FROM OLD.activated_at AND (
@@ -30,7 +30,9 @@ BEGIN
     OR NEW.timezone IS DISTINCT FROM OLD.timezone
     OR NEW.date_time IS DISTINCT FROM OLD.date_time
   ) THEN
-    NEW.activated_at := now();
+    -- The moment of the change, not of the transaction's start: a long
+    -- transaction crossing a minute boundary must not unpause earlier slots.
+    NEW.activated_at := clock_timestamp();
   END IF;
   -- A reason explains the status it was given with; a new status drops it.
   IF NEW.status IS DISTINCT FROM OLD.status

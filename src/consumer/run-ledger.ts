@@ -29,7 +29,7 @@ export function createLedgerPool(
 
 /** What to do with a delivery: run it, or acknowledge it as a duplicate. */
 export type StartDecision =
-  'run' | 'succeeded' | 'failed' | 'attempt-already-ran';
+  'run' | 'succeeded' | 'failed' | 'skipped' | 'attempt-already-ran';
 
 /**
  * The consumer's side of the `scheduler_execution` row: published ->
@@ -51,7 +51,8 @@ export class RunLedger {
   /**
    * Marks the run as running unless this delivery is a duplicate. A
    * duplicate is a message for a run that already ended (succeeded, or
-   * failed after its last retry: re-drives get a run of their own), or one
+   * failed after its last retry: re-drives get a run of their own), one the
+   * sweeper skipped as too old (its publish confirm was lost), or one
    * whose attempt already ran while the run waits for its retry (the retry
    * copy carries a higher retry count). A run that is `running` is started
    * again: its consumer may have died (the broker redelivers). The common
@@ -71,13 +72,13 @@ export class RunLedger {
                 SET status = 'running', attempts = attempts + 1, started_at = $2,
                     finished_at = NULL, duration_ms = NULL, last_retry_count = $3
               WHERE id = $1
-                AND status NOT IN ('succeeded', 'failed')
+                AND status NOT IN ('succeeded', 'failed', 'skipped')
                 AND NOT (status = 'retrying' AND COALESCE(last_retry_count, -1) >= $3)
               RETURNING published_at IS NULL AS unpublished`,
       values: [executionId, at, retryCount],
     });
     if (started.length > 0) {
-      if (started[0].unpublished) await this.flush();
+      if (started[0].unpublished) await this.flush(executionId);
       return 'run';
     }
     const {rows} = await this.pool.query<{status: string}>(
@@ -87,24 +88,31 @@ export class RunLedger {
     const previous = rows[0]?.status;
     // No row (deleted by the 30-day cleanup, say): run it as before.
     if (previous === undefined) return 'run';
-    if (previous === 'succeeded' || previous === 'failed') return previous;
+    if (
+      previous === 'succeeded' ||
+      previous === 'failed' ||
+      previous === 'skipped'
+    ) {
+      return previous;
+    }
     return 'attempt-already-ran';
   }
 
   /**
-   * Makes every mark written so far durable: a transaction that takes a
-   * transaction id commits with a record, and on a synchronous-commit session
-   * waits until the WAL up to it (our asynchronous start mark included) is on
-   * disk. Needed only while the run has no published_at: the sweeper
-   * republishes a claim it still finds `claimed`, so a start mark lost in a
-   * database crash would run that task a second time. Once the producer's
-   * durable publish mark exists, the sweeper never looks at the run again and
-   * an asynchronous mark is enough.
+   * Makes every mark written so far durable: a transaction that writes WAL
+   * commits, on a synchronous-commit session, only once the WAL up to it (our
+   * asynchronous start mark included) is on disk. (A transaction that writes
+   * nothing, such as `SELECT txid_current()`, would not wait.) Needed only
+   * while the run has no published_at: the sweeper republishes a claim it
+   * still finds `claimed`, so a start mark lost in a database crash would run
+   * that task a second time. Once the producer's durable publish mark exists,
+   * the sweeper never looks at the run again and an asynchronous mark is enough.
    */
-  private async flush(): Promise<void> {
+  private async flush(executionId: number): Promise<void> {
     await this.durablePool.query({
       name: 'ledger-flush',
-      text: 'SELECT txid_current()',
+      text: `UPDATE scheduler_execution SET status = status WHERE id = $1`,
+      values: [executionId],
     });
   }
 

@@ -41,6 +41,8 @@ const DUPLICATE_DELIVERY: Record<Exclude<StartDecision, 'run'>, string> = {
   succeeded: 'Task already succeeded; redelivery acknowledged without running',
   failed:
     'Task already failed after its retries; duplicate acknowledged without running',
+  skipped:
+    'Run was skipped as older than the catch-up window; late delivery acknowledged without running',
   'attempt-already-ran':
     'Task attempt already ran and its retry is pending; duplicate acknowledged without running',
 };

@@ -53,7 +53,7 @@ export async function sweepUnpublished(
   const withinBudget = () => elapsed() - started < options.budgetMs;
   const result: SweepResult = {republished: 0, skipped: 0};
   for (;;) {
-    const skipped = await skipStale(pool, options.staleBefore, batchSize);
+    const skipped = await skipStale(pool, options, batchSize);
     result.skipped += skipped;
     if (skipped < batchSize || !withinBudget()) break;
   }
@@ -66,9 +66,14 @@ export async function sweepUnpublished(
   return result;
 }
 
+/**
+ * Only claims unconfirmed for the sweep age (by the database's clock) are
+ * skipped: a younger one may be in the hands of a producer publishing it
+ * right now, and marking it "not sent" then would be a lie.
+ */
 async function skipStale(
   pool: Pool,
-  staleBefore: Date,
+  options: SweepOptions,
   batchSize: number,
 ): Promise<number> {
   const {rowCount} = await pool.query(
@@ -78,11 +83,12 @@ async function skipStale(
       WHERE id IN (
         SELECT id FROM scheduler_execution
          WHERE status = 'claimed' AND published_at IS NULL AND slot < $1
+           AND executed_at < now() - make_interval(secs => $2::float8 / 1000)
            -- Operators' runs (re-drives, run now, queued reports) are never stale.
            AND execution_key LIKE 'cron-%'
          LIMIT ${batchSize}
            FOR UPDATE SKIP LOCKED)`,
-    [staleBefore],
+    [options.staleBefore, options.olderThanMs],
   );
   return rowCount ?? 0;
 }

@@ -66,9 +66,9 @@ export function compileCron(expression: string): CompiledCron {
     months: table(13, fields.month.values),
     // cron-parser may list Sunday as 7 as well as 0; % 7 folds them together.
     daysOfWeek: table(7, fields.dayOfWeek.values),
-    dayOfMonthRestricted: !text[2].startsWith('*'),
-    dayOfWeekRestricted: !text[4].startsWith('*'),
-    followsRealTime: text[0].startsWith('*') || text[1].startsWith('*'),
+    dayOfMonthRestricted: !normalized.starred[2],
+    dayOfWeekRestricted: !normalized.starred[4],
+    followsRealTime: normalized.starred[0] || normalized.starred[1],
   };
 }
 

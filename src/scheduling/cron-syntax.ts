@@ -127,18 +127,34 @@ function normalizeItem(
 }
 
 export type NormalizedCron =
-  | {fields: string[]; problems?: undefined}
-  | {fields?: undefined; problems: string[]};
+  | {
+      fields: string[];
+      /** Per field: does it begin with `*` (Vixie cron's "unrestricted" day rule)? */
+      starred: boolean[];
+      problems?: undefined;
+    }
+  | {fields?: undefined; starred?: undefined; problems: string[]};
 
 /**
  * The five numeric fields `expression` stands for (macros expanded, names
  * replaced by numbers), or every problem with it.
  */
 export function normalizeCron(expression: string): NormalizedCron {
-  const text = expression.trim();
+  // Only ASCII spaces separate fields: trim() would also take NBSP and tabs.
+  const text = expression.replace(/^ +| +$/g, '');
+  if (!/^[0-9A-Za-z*,/\-@ ?#]*$/.test(text)) {
+    return {
+      problems: [
+        'a cron expression may contain only digits, letters of month and weekday names, spaces and the characters * , - /',
+      ],
+    };
+  }
   if (text.startsWith('@')) {
     const macro = CRON_MACROS[text.toLowerCase()];
-    if (macro) return {fields: macro.split(' ')};
+    if (macro) {
+      const fields = macro.split(' ');
+      return {fields, starred: fields.map(field => field.startsWith('*'))};
+    }
     return {
       problems: [
         text.toLowerCase() === '@reboot'
@@ -154,12 +170,8 @@ export function normalizeCron(expression: string): NormalizedCron {
       ],
     };
   }
-  if (!/^[0-9A-Za-z*,/\- ]*$/.test(expression)) {
-    return {
-      problems: [
-        'a cron expression may contain only digits, letters of month and weekday names, spaces and the characters * , - /',
-      ],
-    };
+  if (text.includes('@')) {
+    return {problems: [`a macro stands alone; ${SUPPORTED_CRON_SYNTAX}`]};
   }
   const given = text.split(/ +/).filter(Boolean);
   if (given.length !== CRON_FIELDS.length) {
@@ -183,9 +195,34 @@ export function normalizeCron(expression: string): NormalizedCron {
       if ('problem' in normalized) problems.push(normalized.problem);
       else items.push(normalized.text);
     }
-    return items.join(',');
+    return canonicalField(field, items);
   });
-  return problems.length > 0 ? {problems} : {fields};
+  if (problems.length > 0) return {problems};
+  return {fields, starred: given.map(field => field.startsWith('*'))};
+}
+
+/**
+ * A field as cron-parser should see it: `*` (with its step) kept, anything
+ * else expanded into its distinct values, with 7 folded into 0 for the day
+ * of week. Vixie cron takes `0,7`, `SUN,7` or `1,1`; cron-parser refuses
+ * duplicate values, so they are merged here.
+ */
+function canonicalField(field: CronFieldSpec, items: string[]): string {
+  if (items.length === 1 && items[0].startsWith('*')) return items[0];
+  const values = new Set<number>();
+  for (const item of items) {
+    const [base, step] = item.split('/');
+    const [from, to] =
+      base === '*'
+        ? [field.min, field.max]
+        : base.includes('-')
+          ? base.split('-').map(Number)
+          : [Number(base), step === undefined ? Number(base) : field.max];
+    for (let value = from; value <= to; value += Number(step ?? 1)) {
+      values.add(field.name === 'day-of-week' ? value % 7 : value);
+    }
+  }
+  return [...values].sort((a, b) => a - b).join(',');
 }
 
 /** Every problem with `expression`; an empty list means it is valid. */

@@ -129,6 +129,14 @@ describe('Scheduler API: timing rules', () => {
     });
   });
 
+  it('names the field when only the database refuses a zone (known to ICU, not to PostgreSQL)', async () => {
+    const res = await create({timezone: 'US/Pacific-New'}).expect(422);
+    expect((res.body as ErrorBody).error.details[0]).to.containDeep({
+      path: '/timezone',
+      code: 'timezone',
+    });
+  });
+
   it('refuses an unknown time zone with 422 before the database sees it', async () => {
     const res = await create({timezone: 'Europe/Berln'}).expect(422);
     expect((res.body as ErrorBody).error.details[0].path).to.equal('/timezone');

@@ -1,4 +1,5 @@
 import {expect} from '@loopback/testlab';
+import {publishClaims} from '../../producer/claim-publisher';
 import {CleanupTimer} from '../../producer/cleanup-timer';
 import {claimRuns} from '../../producer/execution-claimer';
 import {sweepUnpublished} from '../../producer/sweeper';
@@ -374,6 +375,30 @@ describe('producer: every due run fires once and on time', () => {
             'not sent: its minute is older than the catch-up window',
           count: String(120 + 60 - 7),
         },
+      ]);
+    });
+
+    it('never marks skipped a claim another producer is publishing right now', async () => {
+      const [id] = await insertSchedulers([{schedule: '* * * * *'}]);
+      const a = await producer({cronCatchUpMinutes: 5}, 'a');
+      const b = await producer({cronCatchUpMinutes: 5}, 'b');
+      // A claims 10:00 and is still waiting for its confirm when B ticks at
+      // 10:06, where 10:00 has just left the catch-up window.
+      const claims = await claimRuns(
+        a.pool,
+        [{schedulerId: id, slot: at('2026-11-21T10:00:00Z')}],
+        'a',
+      );
+      await lastSlotWas('2026-11-21T10:05:00Z');
+      const tick = await b.producer.tick(at('2026-11-21T10:06:00.100Z'));
+      expect(tick.skipped_stale).to.equal(0);
+      await publishClaims(a.pool, a.publisher, claims);
+      const rows = await executionRows();
+      expect(
+        rows.map(row => [row.execution_key, row.status, !!row.published_at]),
+      ).to.deepEqual([
+        ['cron-2026-11-21-10-00', 'published', true],
+        ['cron-2026-11-21-10-06', 'published', true],
       ]);
     });
 

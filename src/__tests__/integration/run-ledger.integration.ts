@@ -85,6 +85,13 @@ describe('run ledger', () => {
     expect(lsn(flushed) > lsn(before)).to.be.true();
   });
 
+  it('does not start a run the sweeper skipped as too old', async () => {
+    const id = await givenExecution('skipped');
+    const ledger = new RunLedger(ledgerPool(false));
+    expect(await ledger.start(id, new Date())).to.equal('skipped');
+    expect(await row(id)).to.containDeep({status: 'skipped', attempts: 0});
+  });
+
   it('makes an asynchronously committed mark visible to other sessions at once', async () => {
     const id = await givenExecution();
     const ledger = new RunLedger(ledgerPool(false));

@@ -33,6 +33,9 @@ describe("cron syntax (the spec's five fields plus names, 7 and macros)", () => 
     '@midnight',
     '@hourly',
     ' @Daily ',
+    '0 0 * * 0,7',
+    '0 0 * * SUN,7',
+    '1,1 * * * *',
   ];
   for (const expression of valid) {
     it(`accepts ${JSON.stringify(expression)}`, () => {
@@ -77,6 +80,8 @@ describe("cron syntax (the spec's five fields plus names, 7 and macros)", () => 
     ['0\t6 * * *', /only digits, letters of month and weekday names, spaces/],
     ['@reboot', /@reboot is not supported.*supported: five fields.*@hourly/],
     ['@every 5m', /unknown macro "@every 5m"; supported/],
+    ['\u00a0@daily', /only digits, letters/],
+    ['0 0 * * * @daily', /a macro stands alone/],
     ['0 0 0 * * * 2026', /got 7 \(seconds and year fields are not supported/],
     ['1-2-3 * * * *', /minute element "1-2-3"/],
   ];

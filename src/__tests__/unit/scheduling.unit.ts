@@ -78,6 +78,15 @@ describe('scheduling: due evaluation', () => {
       ['@annually', '2027-01-01T00:00:00Z', true],
       ['@yearly', '2026-12-01T00:00:00Z', false],
       ['@DAILY', '2026-11-21T00:00:00Z', true],
+      // Duplicates Vixie cron takes and cron-parser alone refuses.
+      ['0 0 * * 0,7', '2026-11-22T00:00:00Z', true],
+      ['0 0 * * SUN,7', '2026-11-22T00:00:00Z', true],
+      ['0 0 * * 5-7,0', '2026-11-28T00:00:00Z', true],
+      ['0 0 * * 5-7,0', '2026-11-24T00:00:00Z', false],
+      ['1,1 * * * *', '2026-11-24T00:01:00Z', true],
+      // A list that begins with * counts as unrestricted (Vixie's day rule).
+      ['0 0 13 * */2,1', '2026-11-13T00:00:00Z', false], // a Friday
+      ['0 0 13 * 1,*/2', '2026-12-13T00:00:00Z', true], // a Sunday: either day
     ];
     for (const [expression, iso, due] of vectors) {
       it(`${JSON.stringify(expression)} ${due ? 'is' : 'is not'} due at ${iso}`, () => {
@@ -91,7 +100,7 @@ describe('scheduling: due evaluation', () => {
       expect(named.months).to.deepEqual(numeric.months);
       expect(named.daysOfWeek).to.deepEqual(numeric.daysOfWeek);
       expect(named.expression).to.equal('0 9 * JAN-MAR MON-FRI');
-      expect(named.numeric).to.equal('0 9 * 1-3 1-5');
+      expect(named.numeric).to.equal('0 9 * 1,2,3 1,2,3,4,5');
     });
   });
 
