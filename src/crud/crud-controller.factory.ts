@@ -29,6 +29,7 @@ import {
   dateProperties,
   idPropertyOf,
   responseSchema,
+  textProperties,
   updateBodySchema,
   visibleProperties,
 } from './crud-schemas';
@@ -70,8 +71,11 @@ export function defineCrudController<E extends Entity>(
   const {model, path, access, hooks = {}} = resource;
   const itemPath = `${path}/{id}`;
   const idName = idPropertyOf(model);
-  const filterable = visibleProperties(model);
-  const timestamps = dateProperties(model);
+  const filterable = {
+    all: visibleProperties(model),
+    dates: dateProperties(model),
+    texts: textProperties(model),
+  };
   const itemSchema = responseSchema(model);
   const notFound = (id: Id) =>
     new HttpErrors.NotFound(
@@ -99,7 +103,7 @@ export function defineCrudController<E extends Entity>(
     })
     @authorize({allowedRoles: access.read})
     async find(@param.filter(model) filter?: Filter<E>): Promise<E[]> {
-      const bounded = boundedFilter(filter, filterable, timestamps);
+      const bounded = boundedFilter(filter, filterable);
       return this.repository.find({
         ...bounded,
         where: this.scoped(bounded.where),

@@ -31,6 +31,17 @@ export function dateProperties(model: ModelClass): Set<string> {
   );
 }
 
+/** Visible properties stored as text: the only ones `regexp` may match. */
+export function textProperties(model: ModelClass): Set<string> {
+  const {properties} = model.definition;
+  return new Set(
+    [...visibleProperties(model)].filter(name => {
+      const type = properties[name].type;
+      return type === String || String(type).toLowerCase() === 'string';
+    }),
+  );
+}
+
 /** Properties no request body may carry. */
 export function serverOwnedProperties(resource: CrudResource): string[] {
   const {model} = resource;
