@@ -29,6 +29,7 @@ import {
 } from './datasources/postgres.datasource';
 import {JwtStrategy} from './auth/jwt.strategy';
 import {RoleAuthorizerProvider} from './auth/role.authorizer';
+import {loadInstallationJwtSecret} from './auth/installation-secret';
 import {TokenService} from './auth/token.service';
 import {defineCrudController} from './crud/crud-controller.factory';
 import {defineRepository} from './crud/repositories';
@@ -135,12 +136,26 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
    * because the mixin types `start` as one.
    */
   override start = async (): Promise<void> => {
+    await this.loadJwtSecret();
     await super.start();
     const server = this.restServer.httpServer?.server;
     if (server) {
       answerClientErrors(server, this.logger.child({context: 'http'}));
     }
   };
+
+  /** Without JWT_SECRET, the API signs with the installation's generated secret. */
+  private async loadJwtSecret(): Promise<void> {
+    if (!runsRole(this.appConfig.appMode, 'api')) return;
+    const tokens = await this.get(AuthBindings.TOKEN_SERVICE);
+    if (!tokens.needsSecret) return;
+    tokens.useSecret(
+      await loadInstallationJwtSecret(
+        this.appConfig.databaseUrl,
+        this.logger.child({context: 'auth'}),
+      ),
+    );
+  }
 
   private setUpHttp(appConfig: AppConfig): void {
     // LoopBack's default trie router keeps path segments as keys of plain
