@@ -83,7 +83,9 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
         // Background roles boot the same app but never open the HTTP port.
         listenOnStart: servesHttp,
         requestBodyParser: {json: {limit: appConfig.requestBodyLimit}},
-        openApiSpec: {setServersFromRequest: true},
+        // A relative server (the base path): a server built from Host or
+        // X-Forwarded-Host would let a request point the explorer elsewhere.
+        openApiSpec: {setServersFromRequest: false},
         expressSettings: {'x-powered-by': false},
         gracePeriodForClose: 5000,
         ...options.rest,

@@ -65,10 +65,26 @@ describe('OpenAPI document and explorer', () => {
     expect(properties).to.not.containEql('user_id');
   });
 
-  it('points its server at the /api base path', () => {
+  it('points its server at the relative /api base path', () => {
     const servers = (spec as unknown as {servers: Array<{url: string}>})
       .servers;
-    expect(servers[0].url).to.match(/\/api$/);
+    expect(servers).to.deepEqual([{url: '/api'}]);
+  });
+
+  it('never takes its server from request headers (X-Forwarded-Host, Host)', async () => {
+    for (const url of ['/api/openapi.json', '/api/explorer/openapi.json']) {
+      const res = await given.client
+        .get(url)
+        .set('X-Forwarded-Host', 'evil.example')
+        .set('X-Forwarded-Proto', 'https')
+        .set('Host', 'evil.example')
+        .expect(200);
+      expect({url, servers: res.body.servers}).to.deepEqual({
+        url,
+        servers: [{url: '/api'}],
+      });
+      expect(JSON.stringify(res.body)).to.not.containEql('evil.example');
+    }
   });
 
   it('serves the API explorer at /api/explorer', async () => {
