@@ -146,16 +146,19 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     }
   };
 
-  /** Without JWT_SECRET, the API signs with the installation's generated secret. */
+  /**
+   * Loads the installation's JWT secret early when JWT_SECRET is unset; with
+   * PostgreSQL down the API still starts (health answers) and the first
+   * request that needs a token tries again.
+   */
   private async loadJwtSecret(): Promise<void> {
     if (!runsRole(this.appConfig.appMode, 'api')) return;
     const tokens = await this.get(AuthBindings.TOKEN_SERVICE);
-    if (!tokens.needsSecret) return;
-    tokens.useSecret(
-      await loadInstallationJwtSecret(
-        this.appConfig.databaseUrl,
-        this.logger.child({context: 'auth'}),
-      ),
+    await tokens.ensureSecret().catch((error: Error) =>
+      this.logger.warn('JWT signing secret not loaded yet', {
+        context: 'auth',
+        error: error.message,
+      }),
     );
   }
 
@@ -194,7 +197,14 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
 
   /** Bearer tokens (401) and role checks (403) on every operation that asks. */
   private setUpSecurity(appConfig: AppConfig): void {
-    this.bind(AuthBindings.TOKEN_SERVICE).to(new TokenService(appConfig.jwt));
+    const loadSecret = () =>
+      loadInstallationJwtSecret(
+        appConfig.databaseUrl,
+        this.logger.child({context: 'auth'}),
+      );
+    this.bind(AuthBindings.TOKEN_SERVICE).to(
+      new TokenService(appConfig.jwt, undefined, loadSecret),
+    );
     this.component(AuthenticationComponent);
     registerAuthenticationStrategy(this, JwtStrategy);
     this.configure(AuthorizationBindings.COMPONENT).to({

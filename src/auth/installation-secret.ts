@@ -11,7 +11,10 @@ export async function loadInstallationJwtSecret(
   databaseUrl: string,
   logger: Logger,
 ): Promise<string> {
-  const client = new Client({connectionString: databaseUrl});
+  const client = new Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: 5000,
+  });
   await client.connect();
   try {
     const generated = randomBytes(32).toString('hex');

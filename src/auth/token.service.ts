@@ -26,21 +26,30 @@ const CLOCK_SKEW_SECONDS = 60;
  */
 export class TokenService {
   private secret?: string;
+  private loading?: Promise<void>;
 
+  /** `loadSecret` supplies the installation's secret when JWT_SECRET is unset. */
   constructor(
     private readonly config: JwtConfig,
     private readonly clock: () => Date = () => new Date(),
+    private readonly loadSecret?: () => Promise<string>,
   ) {
     this.secret = config.secret;
   }
 
-  /** True until a secret is configured or loaded from the installation. */
-  get needsSecret(): boolean {
-    return this.secret === undefined;
-  }
-
-  useSecret(secret: string): void {
-    this.secret = secret;
+  /** Loads the installation's secret once; after a failure the next call tries again. */
+  async ensureSecret(): Promise<void> {
+    if (this.secret !== undefined || !this.loadSecret) return;
+    this.loading ??= this.loadSecret().then(
+      secret => {
+        this.secret = secret;
+      },
+      error => {
+        this.loading = undefined;
+        throw error;
+      },
+    );
+    await this.loading;
   }
 
   private signingSecret(): string {

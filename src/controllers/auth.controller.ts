@@ -78,6 +78,7 @@ export class AuthController {
       throw new HttpErrors.Unauthorized(INVALID);
     }
     this.logger.info('Login succeeded', {user_id: user.id, role: user.role});
+    await this.tokens.ensureSecret();
     return this.tokens.issue(user.id!);
   }
 }

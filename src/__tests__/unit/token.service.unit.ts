@@ -151,4 +151,22 @@ describe('TokenService', () => {
       signed({sub: '1', iat: nowSeconds + 3000, exp: nowSeconds + 3600}),
     );
   });
+
+  it('loads the installation secret once, and again after a failed attempt', async () => {
+    const answers = [
+      () => Promise.reject(new Error('database down')),
+      () => Promise.resolve('loaded-secret-loaded-secret-loaded-secret'),
+    ];
+    let calls = 0;
+    const lazy = new TokenService(
+      {...CONFIG, secret: undefined},
+      () => NOW,
+      () => answers[calls++](),
+    );
+    await expect(lazy.ensureSecret()).to.be.rejectedWith('database down');
+    await lazy.ensureSecret();
+    await lazy.ensureSecret();
+    expect(calls).to.equal(2);
+    expect(lazy.verify(lazy.issue(7).token).userId).to.equal(7);
+  });
 });
