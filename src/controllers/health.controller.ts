@@ -72,7 +72,7 @@ export class HealthController {
       },
       '503': {
         description:
-          'A dependency does not answer; error.details names each one (path /postgres, /rabbitmq) and why',
+          'A dependency does not answer; error.details names each one (path /postgres, /rabbitmq, /producer, /stay-alive); the reason is in the service log',
       },
     },
   })
