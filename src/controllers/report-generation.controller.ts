@@ -36,6 +36,13 @@ export interface DeliveredReport {
   deliveries: DeliveryReceipt;
 }
 
+/** The receipt as a caller may see it: the outbox file's path stays in the log. */
+function publicReceipt({email, ...rest}: DeliveryReceipt): DeliveryReceipt {
+  if (!email) return rest;
+  const {transport, message_id: messageId, recipients} = email;
+  return {...rest, email: {transport, message_id: messageId, recipients}};
+}
+
 /** POST /reports/generate: run a report now, or queue it as a task. */
 @oas.tags('Report')
 @authenticate('jwt')
@@ -139,7 +146,7 @@ export class ReportGenerationController {
           filename: rendered.filename,
           rows: rendered.rows,
           bytes: rendered.bytes,
-          deliveries,
+          deliveries: publicReceipt(deliveries),
         };
       }
       // attachment() sets Content-Disposition (with an RFC 5987 form for non-ASCII names).
