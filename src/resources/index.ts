@@ -16,6 +16,7 @@ import {
 } from '../models';
 import {refuseWhileScheduled} from './in-use.hooks';
 import {schedulerHooks} from './scheduler.hooks';
+import {ticketHooks} from './ticket.hooks';
 import {PASSWORD_FIELD, userHooks} from './user.hooks';
 import {workerHooks} from './worker.hooks';
 
@@ -99,9 +100,7 @@ export const RESOURCES: CrudResource[] = [
     path: '/tickets',
     access: OPERATED,
     serverOwned: ['user_id'],
-    hooks: {
-      beforeCreate: async (body, ctx) => ({...body, user_id: ctx.user.id}),
-    },
+    hooks: ticketHooks,
   }),
   defineResource({model: Config, path: '/config', access: ADMINISTERED}),
   defineResource({
