@@ -54,7 +54,9 @@ import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
 import {BearerSecurityEnhancer} from './openapi/bearer-security.enhancer';
+import {ApiInfoEnhancer} from './openapi/api-info.enhancer';
 import {ErrorResponsesEnhancer} from './openapi/error-responses.enhancer';
+import {ErrorStatusesEnhancer} from './openapi/error-statuses.enhancer';
 
 export const PUBLIC_DIR = path.resolve(__dirname, '../public');
 
@@ -185,7 +187,9 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       this.controller(defineCrudController(resource));
     }
     this.add(createBindingFromClass(ErrorResponsesEnhancer));
+    this.add(createBindingFromClass(ErrorStatusesEnhancer));
     this.add(createBindingFromClass(BearerSecurityEnhancer));
+    this.add(createBindingFromClass(ApiInfoEnhancer));
     this.configure(RestExplorerBindings.COMPONENT).to({path: '/explorer'});
     this.component(RestExplorerComponent);
     mountOutsideApi(this.restServer.requestHandler as express.Application, {

@@ -55,7 +55,12 @@ export class ReportGenerationController {
     @inject(RestBindings.Http.RESPONSE) private readonly response: Response,
   ) {}
 
-  @post('/reports/generate', {responses: REPORT_GENERATE_RESPONSES})
+  @post('/reports/generate', {
+    summary: 'Run a report now, or queue it',
+    description:
+      'With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.',
+    responses: REPORT_GENERATE_RESPONSES,
+  })
   @oas.response(422, {
     description:
       'Unknown controller, bad options_interface or report_params, or nobody to deliver to',

@@ -101,6 +101,11 @@ export const RESOURCES: CrudResource[] = [
     access: OPERATED,
     serverOwned: ['user_id'],
     hooks: ticketHooks,
+    notes: {
+      create: 'The caller becomes the owner (user_id).',
+      updateById: 'Only the owner or an admin; anyone else gets 403.',
+      deleteById: 'Only the owner or an admin; anyone else gets 403.',
+    },
   }),
   defineResource({model: Config, path: '/config', access: ADMINISTERED}),
   defineResource({
@@ -114,6 +119,12 @@ export const RESOURCES: CrudResource[] = [
       delete: EVERYONE,
     },
     updatable: ['read_at'],
+    notes: {
+      find: 'Non-admins see only their own notifications.',
+      updateById:
+        'Only read_at may change; non-admins reach only their own (404 otherwise).',
+      deleteById: 'Non-admins reach only their own (404 otherwise).',
+    },
     hooks: {
       scope: user => (user.role === 'admin' ? undefined : {user_id: user.id}),
     },

@@ -176,7 +176,7 @@ describe('health endpoints', () => {
       for (const route of ['/health', '/ready']) {
         const operation = spec.paths[route].get;
         expect(operation.tags).to.deepEqual(['Health']);
-        expect(operation.security).to.be.undefined();
+        expect(operation.security).to.deepEqual([]);
         expect(operation.responses).to.have.property('200');
       }
       expect(spec.paths['/ready'].get.responses).to.have.property('503');
