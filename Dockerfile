@@ -4,7 +4,7 @@
 # (the scripts exec node, so SIGTERM reaches the service and it exits 0).
 
 # Build with the dev dependencies (TypeScript and friends).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -13,14 +13,14 @@ COPY src ./src
 RUN npm run build && rm -rf dist/__tests__
 
 # Production dependencies only, installed from the same lock file.
-FROM node:20-bookworm-slim AS prod-deps
+FROM node:24-bookworm-slim AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
   && npm cache clean --force
 
 # The slim runtime: compiled code, production modules, migrations, workers.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

@@ -29,6 +29,7 @@ import {
 } from './datasources/postgres.datasource';
 import {JwtStrategy} from './auth/jwt.strategy';
 import {RoleAuthorizerProvider} from './auth/role.authorizer';
+import {loadInstallationJwtSecret} from './auth/installation-secret';
 import {TokenService} from './auth/token.service';
 import {defineCrudController} from './crud/crud-controller.factory';
 import {defineRepository} from './crud/repositories';
@@ -53,7 +54,9 @@ import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
 import {BearerSecurityEnhancer} from './openapi/bearer-security.enhancer';
+import {ApiInfoEnhancer} from './openapi/api-info.enhancer';
 import {ErrorResponsesEnhancer} from './openapi/error-responses.enhancer';
+import {ErrorStatusesEnhancer} from './openapi/error-statuses.enhancer';
 
 export const PUBLIC_DIR = path.resolve(__dirname, '../public');
 
@@ -82,7 +85,9 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
         // Background roles boot the same app but never open the HTTP port.
         listenOnStart: servesHttp,
         requestBodyParser: {json: {limit: appConfig.requestBodyLimit}},
-        openApiSpec: {setServersFromRequest: true},
+        // A relative server (the base path): a server built from Host or
+        // X-Forwarded-Host would let a request point the explorer elsewhere.
+        openApiSpec: {setServersFromRequest: false},
         expressSettings: {'x-powered-by': false},
         gracePeriodForClose: 5000,
         ...options.rest,
@@ -138,12 +143,29 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
    * because the mixin types `start` as one.
    */
   override start = async (): Promise<void> => {
+    await this.loadJwtSecret();
     await super.start();
     const server = this.restServer.httpServer?.server;
     if (server) {
       answerClientErrors(server, this.logger.child({context: 'http'}));
     }
   };
+
+  /**
+   * Loads the installation's JWT secret early when JWT_SECRET is unset; with
+   * PostgreSQL down the API still starts (health answers) and the first
+   * request that needs a token tries again.
+   */
+  private async loadJwtSecret(): Promise<void> {
+    if (!runsRole(this.appConfig.appMode, 'api')) return;
+    const tokens = await this.get(AuthBindings.TOKEN_SERVICE);
+    await tokens.ensureSecret().catch((error: Error) =>
+      this.logger.warn('JWT signing secret not loaded yet', {
+        context: 'auth',
+        error: error.message,
+      }),
+    );
+  }
 
   private setUpHttp(appConfig: AppConfig): void {
     // LoopBack's default trie router keeps path segments as keys of plain
@@ -168,7 +190,9 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       this.controller(defineCrudController(resource));
     }
     this.add(createBindingFromClass(ErrorResponsesEnhancer));
+    this.add(createBindingFromClass(ErrorStatusesEnhancer));
     this.add(createBindingFromClass(BearerSecurityEnhancer));
+    this.add(createBindingFromClass(ApiInfoEnhancer));
     this.configure(RestExplorerBindings.COMPONENT).to({path: '/explorer'});
     this.component(RestExplorerComponent);
     mountOutsideApi(this.restServer.requestHandler as express.Application, {
@@ -180,7 +204,14 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
 
   /** Bearer tokens (401) and role checks (403) on every operation that asks. */
   private setUpSecurity(appConfig: AppConfig): void {
-    this.bind(AuthBindings.TOKEN_SERVICE).to(new TokenService(appConfig.jwt));
+    const loadSecret = () =>
+      loadInstallationJwtSecret(
+        appConfig.databaseUrl,
+        this.logger.child({context: 'auth'}),
+      );
+    this.bind(AuthBindings.TOKEN_SERVICE).to(
+      new TokenService(appConfig.jwt, undefined, loadSecret),
+    );
     this.component(AuthenticationComponent);
     registerAuthenticationStrategy(this, JwtStrategy);
     this.configure(AuthorizationBindings.COMPONENT).to({

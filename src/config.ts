@@ -129,9 +129,8 @@ export interface TestClockConfig {
 }
 
 export interface JwtConfig {
-  secret: string;
-  /** True when JWT_SECRET was not set and the development default is used. */
-  secretIsDefault: boolean;
+  /** JWT_SECRET; unset: the installation's generated secret from PostgreSQL. */
+  secret?: string;
   ttlSeconds: number;
   issuer: string;
   audience: string;
@@ -140,8 +139,6 @@ export interface JwtConfig {
 /** Project root (the folder holding package.json), whether run from src or dist. */
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
-const DEVELOPMENT_JWT_SECRET =
-  'development-only-secret-do-not-use-in-production-0123456789';
 const MIN_SECRET_LENGTH = 32;
 export const MIN_PASSWORD_LENGTH = 10;
 
@@ -200,8 +197,7 @@ function readJwt(env: Env, nodeEnv: NodeEnv): JwtConfig {
     );
   }
   return {
-    secret: given ?? DEVELOPMENT_JWT_SECRET,
-    secretIsDefault: given === undefined,
+    ...(given !== undefined ? {secret: given} : {}),
     ttlSeconds: read<number>(env, 'JWT_TTL', 3600, duration),
     issuer: read<string>(env, 'JWT_ISSUER', 'task-scheduler', nonEmpty),
     audience: read<string>(env, 'JWT_AUDIENCE', 'task-scheduler-api', nonEmpty),

@@ -29,11 +29,6 @@ function warnAboutUnsafeDefaults(config: AppConfig, logger: Logger): void {
       {node_env: config.nodeEnv},
     );
   }
-  if (config.jwt.secretIsDefault) {
-    logger.warn(
-      'JWT_SECRET is not set: tokens are signed with the development default. Set JWT_SECRET (32+ characters).',
-    );
-  }
 }
 
 export async function main(

@@ -6,7 +6,15 @@
  * (tsType: Omit<Reminder, 'id' | 'created_at' | 'updated_at'>, schemaOptions: { title: 'NewReminder', exclude: [ 'id', 'created_at', 'updated_at' ] })
  */
 export interface NewReminder {
-  group_ids?: Array<Array<number>>;
+
+  /**
+   * Recipient groups (every member)
+   */
+  group_ids?: Array<number>;
   message: string;
-  user_ids?: Array<Array<number>>;
+
+  /**
+   * Recipient users
+   */
+  user_ids?: Array<number>;
 }

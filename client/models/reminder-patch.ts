@@ -6,7 +6,15 @@
  * (tsType: Omit<Partial<Reminder>, 'id' | 'created_at' | 'updated_at'>, schemaOptions: { title: 'ReminderPatch', partial: true, exclude: [ 'id', 'created_at', 'updated_at' ] })
  */
 export interface ReminderPatch {
-  group_ids?: Array<Array<number>>;
+
+  /**
+   * Recipient groups (every member)
+   */
+  group_ids?: Array<number>;
   message?: string;
-  user_ids?: Array<Array<number>>;
+
+  /**
+   * Recipient users
+   */
+  user_ids?: Array<number>;
 }

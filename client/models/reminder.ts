@@ -7,9 +7,17 @@
  */
 export interface Reminder {
   created_at?: string;
-  group_ids?: Array<Array<number>>;
+
+  /**
+   * Recipient groups (every member)
+   */
+  group_ids?: Array<number>;
   id?: number;
   message: string;
   updated_at?: string;
-  user_ids?: Array<Array<number>>;
+
+  /**
+   * Recipient users
+   */
+  user_ids?: Array<number>;
 }

@@ -14,6 +14,10 @@ import { login } from '../fn/auth/login';
 import { Login$Params } from '../fn/auth/login';
 import { LoginResponse } from '../models/login-response';
 
+
+/**
+ * Log in for a bearer token
+ */
 @Injectable({ providedIn: 'root' })
 export class AuthService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -24,6 +28,10 @@ export class AuthService extends BaseService {
   static readonly AuthControllerLoginPath = '/auth/login';
 
   /**
+   * Log in for a bearer token.
+   *
+   * Exchanges an e-mail and password for an HS256 JWT valid for JWT_TTL. A wrong password, an unknown e-mail and an inactive user all get the same 401.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `login()` instead.
    *
@@ -35,6 +43,10 @@ export class AuthService extends BaseService {
   }
 
   /**
+   * Log in for a bearer token.
+   *
+   * Exchanges an e-mail and password for an HS256 JWT valid for JWT_TTL. A wrong password, an unknown e-mail and an inactive user all get the same 401.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `login$Response()` instead.
    *

@@ -22,6 +22,10 @@ import { FindById$Params } from '../fn/config/find-by-id';
 import { updateById } from '../fn/config/update-by-id';
 import { UpdateById$Params } from '../fn/config/update-by-id';
 
+
+/**
+ * Key/value settings readable by everyone; never store secrets here
+ */
 @Injectable({ providedIn: 'root' })
 export class ConfigService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -32,6 +36,10 @@ export class ConfigService extends BaseService {
   static readonly ConfigControllerFindByIdPath = '/config/{id}';
 
   /**
+   * Get one Config.
+   *
+   * The Config with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -43,6 +51,10 @@ export class ConfigService extends BaseService {
   }
 
   /**
+   * Get one Config.
+   *
+   * The Config with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -59,6 +71,10 @@ export class ConfigService extends BaseService {
   static readonly ConfigControllerDeleteByIdPath = '/config/{id}';
 
   /**
+   * Delete a Config.
+   *
+   * Deletes the Config permanently (204). Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `deleteById()` instead.
    *
@@ -70,6 +86,10 @@ export class ConfigService extends BaseService {
   }
 
   /**
+   * Delete a Config.
+   *
+   * Deletes the Config permanently (204). Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `deleteById$Response()` instead.
    *
@@ -86,6 +106,10 @@ export class ConfigService extends BaseService {
   static readonly ConfigControllerUpdateByIdPath = '/config/{id}';
 
   /**
+   * Update a Config.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Config. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `updateById()` instead.
    *
@@ -97,6 +121,10 @@ export class ConfigService extends BaseService {
   }
 
   /**
+   * Update a Config.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Config. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `updateById$Response()` instead.
    *
@@ -113,6 +141,10 @@ export class ConfigService extends BaseService {
   static readonly ConfigControllerFindPath = '/config';
 
   /**
+   * List config.
+   *
+   * Config records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -124,6 +156,10 @@ export class ConfigService extends BaseService {
   }
 
   /**
+   * List config.
+   *
+   * Config records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *
@@ -140,6 +176,10 @@ export class ConfigService extends BaseService {
   static readonly ConfigControllerCreatePath = '/config';
 
   /**
+   * Create a Config.
+   *
+   * Stores a new Config and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `create()` instead.
    *
@@ -151,6 +191,10 @@ export class ConfigService extends BaseService {
   }
 
   /**
+   * Create a Config.
+   *
+   * Stores a new Config and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `create$Response()` instead.
    *

@@ -19,6 +19,10 @@ import { redrive } from '../fn/failed-task/redrive';
 import { Redrive$Params } from '../fn/failed-task/redrive';
 import { RedriveResult } from '../models/redrive-result';
 
+
+/**
+ * Tasks that failed after their last retry, and their re-drive
+ */
 @Injectable({ providedIn: 'root' })
 export class FailedTaskService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -29,6 +33,10 @@ export class FailedTaskService extends BaseService {
   static readonly FailedTaskRedriveControllerRedrivePath = '/failed-tasks/{id}/redrive';
 
   /**
+   * Re-drive a failed task.
+   *
+   * Publishes the failed task again as a fresh run with a new execution key (202). Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `redrive()` instead.
    *
@@ -40,6 +48,10 @@ export class FailedTaskService extends BaseService {
   }
 
   /**
+   * Re-drive a failed task.
+   *
+   * Publishes the failed task again as a fresh run with a new execution key (202). Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `redrive$Response()` instead.
    *
@@ -56,6 +68,10 @@ export class FailedTaskService extends BaseService {
   static readonly FailedTaskControllerFindByIdPath = '/failed-tasks/{id}';
 
   /**
+   * Get one FailedTask.
+   *
+   * The FailedTask with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -67,6 +83,10 @@ export class FailedTaskService extends BaseService {
   }
 
   /**
+   * Get one FailedTask.
+   *
+   * The FailedTask with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -83,6 +103,10 @@ export class FailedTaskService extends BaseService {
   static readonly FailedTaskControllerFindPath = '/failed-tasks';
 
   /**
+   * List failed tasks.
+   *
+   * FailedTask records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -94,6 +118,10 @@ export class FailedTaskService extends BaseService {
   }
 
   /**
+   * List failed tasks.
+   *
+   * FailedTask records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *

@@ -17,6 +17,10 @@ import { ReadinessResponse } from '../models/readiness-response';
 import { ready } from '../fn/health/ready';
 import { Ready$Params } from '../fn/health/ready';
 
+
+/**
+ * Liveness and readiness probes (no token)
+ */
 @Injectable({ providedIn: 'root' })
 export class HealthService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -29,7 +33,7 @@ export class HealthService extends BaseService {
   /**
    * Liveness: the process answers (no dependency is asked).
    *
-   *
+   * Answers 200 whenever the process can answer at all; no token needed. For load balancers and orchestrators.
    *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `health()` instead.
@@ -44,7 +48,7 @@ export class HealthService extends BaseService {
   /**
    * Liveness: the process answers (no dependency is asked).
    *
-   *
+   * Answers 200 whenever the process can answer at all; no token needed. For load balancers and orchestrators.
    *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `health$Response()` instead.
@@ -64,7 +68,7 @@ export class HealthService extends BaseService {
   /**
    * Readiness: PostgreSQL and RabbitMQ are reachable.
    *
-   *
+   * Checks each dependency of this process's roles within 3 s; 503 names the ones that are down (the reasons go to the service log). No token needed.
    *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `ready()` instead.
@@ -79,7 +83,7 @@ export class HealthService extends BaseService {
   /**
    * Readiness: PostgreSQL and RabbitMQ are reachable.
    *
-   *
+   * Checks each dependency of this process's roles within 3 s; 503 names the ones that are down (the reasons go to the service log). No token needed.
    *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `ready$Response()` instead.

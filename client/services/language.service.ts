@@ -22,6 +22,10 @@ import { Language } from '../models/language';
 import { updateById } from '../fn/language/update-by-id';
 import { UpdateById$Params } from '../fn/language/update-by-id';
 
+
+/**
+ * Languages used for execution
+ */
 @Injectable({ providedIn: 'root' })
 export class LanguageService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -32,6 +36,10 @@ export class LanguageService extends BaseService {
   static readonly LanguageControllerFindByIdPath = '/languages/{id}';
 
   /**
+   * Get one Language.
+   *
+   * The Language with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -43,6 +51,10 @@ export class LanguageService extends BaseService {
   }
 
   /**
+   * Get one Language.
+   *
+   * The Language with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -59,6 +71,10 @@ export class LanguageService extends BaseService {
   static readonly LanguageControllerDeleteByIdPath = '/languages/{id}';
 
   /**
+   * Delete a Language.
+   *
+   * Deletes the Language permanently (204). Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `deleteById()` instead.
    *
@@ -70,6 +86,10 @@ export class LanguageService extends BaseService {
   }
 
   /**
+   * Delete a Language.
+   *
+   * Deletes the Language permanently (204). Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `deleteById$Response()` instead.
    *
@@ -86,6 +106,10 @@ export class LanguageService extends BaseService {
   static readonly LanguageControllerUpdateByIdPath = '/languages/{id}';
 
   /**
+   * Update a Language.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Language. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `updateById()` instead.
    *
@@ -97,6 +121,10 @@ export class LanguageService extends BaseService {
   }
 
   /**
+   * Update a Language.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Language. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `updateById$Response()` instead.
    *
@@ -113,6 +141,10 @@ export class LanguageService extends BaseService {
   static readonly LanguageControllerFindPath = '/languages';
 
   /**
+   * List languages.
+   *
+   * Language records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -124,6 +156,10 @@ export class LanguageService extends BaseService {
   }
 
   /**
+   * List languages.
+   *
+   * Language records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *
@@ -140,6 +176,10 @@ export class LanguageService extends BaseService {
   static readonly LanguageControllerCreatePath = '/languages';
 
   /**
+   * Create a Language.
+   *
+   * Stores a new Language and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `create()` instead.
    *
@@ -151,6 +191,10 @@ export class LanguageService extends BaseService {
   }
 
   /**
+   * Create a Language.
+   *
+   * Stores a new Language and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `create$Response()` instead.
    *

@@ -22,6 +22,10 @@ import { Notification } from '../models/notification';
 import { updateById } from '../fn/notification/update-by-id';
 import { UpdateById$Params } from '../fn/notification/update-by-id';
 
+
+/**
+ * Web notifications; everyone sees their own, admins all
+ */
 @Injectable({ providedIn: 'root' })
 export class NotificationService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -32,6 +36,10 @@ export class NotificationService extends BaseService {
   static readonly NotificationControllerFindByIdPath = '/notifications/{id}';
 
   /**
+   * Get one Notification.
+   *
+   * The Notification with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -43,6 +51,10 @@ export class NotificationService extends BaseService {
   }
 
   /**
+   * Get one Notification.
+   *
+   * The Notification with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -59,6 +71,10 @@ export class NotificationService extends BaseService {
   static readonly NotificationControllerDeleteByIdPath = '/notifications/{id}';
 
   /**
+   * Delete a Notification.
+   *
+   * Deletes the Notification permanently (204). Non-admins reach only their own (404 otherwise). Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `deleteById()` instead.
    *
@@ -70,6 +86,10 @@ export class NotificationService extends BaseService {
   }
 
   /**
+   * Delete a Notification.
+   *
+   * Deletes the Notification permanently (204). Non-admins reach only their own (404 otherwise). Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `deleteById$Response()` instead.
    *
@@ -86,6 +106,10 @@ export class NotificationService extends BaseService {
   static readonly NotificationControllerUpdateByIdPath = '/notifications/{id}';
 
   /**
+   * Update a Notification.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Notification. Only read_at may change; non-admins reach only their own (404 otherwise). Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `updateById()` instead.
    *
@@ -97,6 +121,10 @@ export class NotificationService extends BaseService {
   }
 
   /**
+   * Update a Notification.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Notification. Only read_at may change; non-admins reach only their own (404 otherwise). Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `updateById$Response()` instead.
    *
@@ -113,6 +141,10 @@ export class NotificationService extends BaseService {
   static readonly NotificationControllerFindPath = '/notifications';
 
   /**
+   * List notifications.
+   *
+   * Notification records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Non-admins see only their own notifications. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -124,6 +156,10 @@ export class NotificationService extends BaseService {
   }
 
   /**
+   * List notifications.
+   *
+   * Notification records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Non-admins see only their own notifications. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *
@@ -140,6 +176,10 @@ export class NotificationService extends BaseService {
   static readonly NotificationControllerCreatePath = '/notifications';
 
   /**
+   * Create a Notification.
+   *
+   * Stores a new Notification and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `create()` instead.
    *
@@ -151,6 +191,10 @@ export class NotificationService extends BaseService {
   }
 
   /**
+   * Create a Notification.
+   *
+   * Stores a new Notification and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `create$Response()` instead.
    *

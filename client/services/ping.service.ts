@@ -14,6 +14,10 @@ import { ping } from '../fn/ping/ping';
 import { Ping$Params } from '../fn/ping/ping';
 import { PingResponse } from '../models/ping-response';
 
+
+/**
+ * A trivial answer to check the API is reachable
+ */
 @Injectable({ providedIn: 'root' })
 export class PingService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -24,6 +28,10 @@ export class PingService extends BaseService {
   static readonly PingControllerPingPath = '/ping';
 
   /**
+   * Check that the API answers.
+   *
+   * Answers `{"status":"ok","time":…}` without a token and without asking any dependency; use /ready to check PostgreSQL and RabbitMQ.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `ping()` instead.
    *
@@ -35,6 +43,10 @@ export class PingService extends BaseService {
   }
 
   /**
+   * Check that the API answers.
+   *
+   * Answers `{"status":"ok","time":…}` without a token and without asking any dependency; use /ready to check PostgreSQL and RabbitMQ.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `ping$Response()` instead.
    *

@@ -31,6 +31,10 @@ import { ReportDelivered } from '../models/report-delivered';
 import { updateById } from '../fn/report/update-by-id';
 import { UpdateById$Params } from '../fn/report/update-by-id';
 
+
+/**
+ * The report catalog, and running a report on demand
+ */
 @Injectable({ providedIn: 'root' })
 export class ReportService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -41,6 +45,10 @@ export class ReportService extends BaseService {
   static readonly ReportGenerationControllerGeneratePath = '/reports/generate';
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `generate$Csv()` instead.
    *
@@ -52,6 +60,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `generate$Csv$Response()` instead.
    *
@@ -65,6 +77,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet()` instead.
    *
@@ -76,6 +92,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `generate$VndOpenxmlformatsOfficedocumentSpreadsheetmlSheet$Response()` instead.
    *
@@ -89,6 +109,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `generate$Pdf()` instead.
    *
@@ -100,6 +124,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `generate$Pdf$Response()` instead.
    *
@@ -113,6 +141,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `generate$Json()` instead.
    *
@@ -124,6 +156,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Run a report now, or queue it.
+   *
+   * With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `generate$Json$Response()` instead.
    *
@@ -140,6 +176,10 @@ export class ReportService extends BaseService {
   static readonly ReportControllerFindByIdPath = '/reports/{id}';
 
   /**
+   * Get one Report.
+   *
+   * The Report with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -151,6 +191,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Get one Report.
+   *
+   * The Report with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -167,6 +211,10 @@ export class ReportService extends BaseService {
   static readonly ReportControllerDeleteByIdPath = '/reports/{id}';
 
   /**
+   * Delete a Report.
+   *
+   * Deletes the Report permanently (204). Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `deleteById()` instead.
    *
@@ -178,6 +226,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Delete a Report.
+   *
+   * Deletes the Report permanently (204). Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `deleteById$Response()` instead.
    *
@@ -194,6 +246,10 @@ export class ReportService extends BaseService {
   static readonly ReportControllerUpdateByIdPath = '/reports/{id}';
 
   /**
+   * Update a Report.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Report. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `updateById()` instead.
    *
@@ -205,6 +261,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Update a Report.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Report. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `updateById$Response()` instead.
    *
@@ -221,6 +281,10 @@ export class ReportService extends BaseService {
   static readonly ReportControllerFindPath = '/reports';
 
   /**
+   * List reports.
+   *
+   * Report records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -232,6 +296,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * List reports.
+   *
+   * Report records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *
@@ -248,6 +316,10 @@ export class ReportService extends BaseService {
   static readonly ReportControllerCreatePath = '/reports';
 
   /**
+   * Create a Report.
+   *
+   * Stores a new Report and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `create()` instead.
    *
@@ -259,6 +331,10 @@ export class ReportService extends BaseService {
   }
 
   /**
+   * Create a Report.
+   *
+   * Stores a new Report and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `create$Response()` instead.
    *

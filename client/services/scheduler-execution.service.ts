@@ -16,6 +16,10 @@ import { findById } from '../fn/scheduler-execution/find-by-id';
 import { FindById$Params } from '../fn/scheduler-execution/find-by-id';
 import { SchedulerExecution } from '../models/scheduler-execution';
 
+
+/**
+ * The run ledger: one row per claimed execution
+ */
 @Injectable({ providedIn: 'root' })
 export class SchedulerExecutionService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -26,6 +30,10 @@ export class SchedulerExecutionService extends BaseService {
   static readonly SchedulerExecutionControllerFindByIdPath = '/scheduler-executions/{id}';
 
   /**
+   * Get one SchedulerExecution.
+   *
+   * The SchedulerExecution with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -37,6 +45,10 @@ export class SchedulerExecutionService extends BaseService {
   }
 
   /**
+   * Get one SchedulerExecution.
+   *
+   * The SchedulerExecution with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -53,6 +65,10 @@ export class SchedulerExecutionService extends BaseService {
   static readonly SchedulerExecutionControllerFindPath = '/scheduler-executions';
 
   /**
+   * List scheduler executions.
+   *
+   * SchedulerExecution records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -64,6 +80,10 @@ export class SchedulerExecutionService extends BaseService {
   }
 
   /**
+   * List scheduler executions.
+   *
+   * SchedulerExecution records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *

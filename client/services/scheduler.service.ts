@@ -25,6 +25,10 @@ import { SchedulerExecution } from '../models/scheduler-execution';
 import { updateById } from '../fn/scheduler/update-by-id';
 import { UpdateById$Params } from '../fn/scheduler/update-by-id';
 
+
+/**
+ * Cron and one-time schedulers, and their run history
+ */
 @Injectable({ providedIn: 'root' })
 export class SchedulerService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -35,6 +39,10 @@ export class SchedulerService extends BaseService {
   static readonly SchedulerHistoryControllerFindExecutionsPath = '/schedulers/{id}/executions';
 
   /**
+   * List a scheduler's runs.
+   *
+   * The run ledger rows of one scheduler, newest first, paged by limit and skip. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findExecutions()` instead.
    *
@@ -46,6 +54,10 @@ export class SchedulerService extends BaseService {
   }
 
   /**
+   * List a scheduler's runs.
+   *
+   * The run ledger rows of one scheduler, newest first, paged by limit and skip. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findExecutions$Response()` instead.
    *
@@ -62,6 +74,10 @@ export class SchedulerService extends BaseService {
   static readonly SchedulerControllerFindByIdPath = '/schedulers/{id}';
 
   /**
+   * Get one Scheduler.
+   *
+   * The Scheduler with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -73,6 +89,10 @@ export class SchedulerService extends BaseService {
   }
 
   /**
+   * Get one Scheduler.
+   *
+   * The Scheduler with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -89,6 +109,10 @@ export class SchedulerService extends BaseService {
   static readonly SchedulerControllerDeleteByIdPath = '/schedulers/{id}';
 
   /**
+   * Delete a Scheduler.
+   *
+   * Deletes the Scheduler permanently (204). Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `deleteById()` instead.
    *
@@ -100,6 +124,10 @@ export class SchedulerService extends BaseService {
   }
 
   /**
+   * Delete a Scheduler.
+   *
+   * Deletes the Scheduler permanently (204). Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `deleteById$Response()` instead.
    *
@@ -116,6 +144,10 @@ export class SchedulerService extends BaseService {
   static readonly SchedulerControllerUpdateByIdPath = '/schedulers/{id}';
 
   /**
+   * Update a Scheduler.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Scheduler. Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `updateById()` instead.
    *
@@ -127,6 +159,10 @@ export class SchedulerService extends BaseService {
   }
 
   /**
+   * Update a Scheduler.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Scheduler. Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `updateById$Response()` instead.
    *
@@ -143,6 +179,10 @@ export class SchedulerService extends BaseService {
   static readonly SchedulerControllerFindPath = '/schedulers';
 
   /**
+   * List schedulers.
+   *
+   * Scheduler records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -154,6 +194,10 @@ export class SchedulerService extends BaseService {
   }
 
   /**
+   * List schedulers.
+   *
+   * Scheduler records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *
@@ -170,6 +214,10 @@ export class SchedulerService extends BaseService {
   static readonly SchedulerControllerCreatePath = '/schedulers';
 
   /**
+   * Create a Scheduler.
+   *
+   * Stores a new Scheduler and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `create()` instead.
    *
@@ -181,6 +229,10 @@ export class SchedulerService extends BaseService {
   }
 
   /**
+   * Create a Scheduler.
+   *
+   * Stores a new Scheduler and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `create$Response()` instead.
    *

@@ -22,6 +22,10 @@ import { Ticket } from '../models/ticket';
 import { updateById } from '../fn/ticket/update-by-id';
 import { UpdateById$Params } from '../fn/ticket/update-by-id';
 
+
+/**
+ * Tickets; the owner or an admin may change one
+ */
 @Injectable({ providedIn: 'root' })
 export class TicketService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -32,6 +36,10 @@ export class TicketService extends BaseService {
   static readonly TicketControllerFindByIdPath = '/tickets/{id}';
 
   /**
+   * Get one Ticket.
+   *
+   * The Ticket with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -43,6 +51,10 @@ export class TicketService extends BaseService {
   }
 
   /**
+   * Get one Ticket.
+   *
+   * The Ticket with this id. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -59,6 +71,10 @@ export class TicketService extends BaseService {
   static readonly TicketControllerDeleteByIdPath = '/tickets/{id}';
 
   /**
+   * Delete a Ticket.
+   *
+   * Deletes the Ticket permanently (204). Only the owner or an admin; anyone else gets 403. Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `deleteById()` instead.
    *
@@ -70,6 +86,10 @@ export class TicketService extends BaseService {
   }
 
   /**
+   * Delete a Ticket.
+   *
+   * Deletes the Ticket permanently (204). Only the owner or an admin; anyone else gets 403. Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `deleteById$Response()` instead.
    *
@@ -86,6 +106,10 @@ export class TicketService extends BaseService {
   static readonly TicketControllerUpdateByIdPath = '/tickets/{id}';
 
   /**
+   * Update a Ticket.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Ticket. Only the owner or an admin; anyone else gets 403. Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `updateById()` instead.
    *
@@ -97,6 +121,10 @@ export class TicketService extends BaseService {
   }
 
   /**
+   * Update a Ticket.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated Ticket. Only the owner or an admin; anyone else gets 403. Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `updateById$Response()` instead.
    *
@@ -113,6 +141,10 @@ export class TicketService extends BaseService {
   static readonly TicketControllerFindPath = '/tickets';
 
   /**
+   * List tickets.
+   *
+   * Ticket records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -124,6 +156,10 @@ export class TicketService extends BaseService {
   }
 
   /**
+   * List tickets.
+   *
+   * Ticket records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *
@@ -140,6 +176,10 @@ export class TicketService extends BaseService {
   static readonly TicketControllerCreatePath = '/tickets';
 
   /**
+   * Create a Ticket.
+   *
+   * Stores a new Ticket and answers it as stored (201). Server-owned and unknown fields are refused. The caller becomes the owner (user_id). Roles: admin, operator.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `create()` instead.
    *
@@ -151,6 +191,10 @@ export class TicketService extends BaseService {
   }
 
   /**
+   * Create a Ticket.
+   *
+   * Stores a new Ticket and answers it as stored (201). Server-owned and unknown fields are refused. The caller becomes the owner (user_id). Roles: admin, operator.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `create$Response()` instead.
    *

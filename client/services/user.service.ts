@@ -22,6 +22,10 @@ import { updateById } from '../fn/user/update-by-id';
 import { UpdateById$Params } from '../fn/user/update-by-id';
 import { User } from '../models/user';
 
+
+/**
+ * User accounts (admins only)
+ */
 @Injectable({ providedIn: 'root' })
 export class UserService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
@@ -32,6 +36,10 @@ export class UserService extends BaseService {
   static readonly UserControllerFindByIdPath = '/users/{id}';
 
   /**
+   * Get one User.
+   *
+   * The User with this id. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findById()` instead.
    *
@@ -43,6 +51,10 @@ export class UserService extends BaseService {
   }
 
   /**
+   * Get one User.
+   *
+   * The User with this id. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findById$Response()` instead.
    *
@@ -59,6 +71,10 @@ export class UserService extends BaseService {
   static readonly UserControllerDeleteByIdPath = '/users/{id}';
 
   /**
+   * Delete a User.
+   *
+   * Deletes the User permanently (204). Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `deleteById()` instead.
    *
@@ -70,6 +86,10 @@ export class UserService extends BaseService {
   }
 
   /**
+   * Delete a User.
+   *
+   * Deletes the User permanently (204). Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `deleteById$Response()` instead.
    *
@@ -86,6 +106,10 @@ export class UserService extends BaseService {
   static readonly UserControllerUpdateByIdPath = '/users/{id}';
 
   /**
+   * Update a User.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated User. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `updateById()` instead.
    *
@@ -97,6 +121,10 @@ export class UserService extends BaseService {
   }
 
   /**
+   * Update a User.
+   *
+   * Changes the fields the body names (`null` clears an optional one) and answers the whole updated User. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `updateById$Response()` instead.
    *
@@ -113,6 +141,10 @@ export class UserService extends BaseService {
   static readonly UserControllerFindPath = '/users';
 
   /**
+   * List users.
+   *
+   * User records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
    *
@@ -124,6 +156,10 @@ export class UserService extends BaseService {
   }
 
   /**
+   * List users.
+   *
+   * User records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.
    *
@@ -140,6 +176,10 @@ export class UserService extends BaseService {
   static readonly UserControllerCreatePath = '/users';
 
   /**
+   * Create a User.
+   *
+   * Stores a new User and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `create()` instead.
    *
@@ -151,6 +191,10 @@ export class UserService extends BaseService {
   }
 
   /**
+   * Create a User.
+   *
+   * Stores a new User and answers it as stored (201). Server-owned and unknown fields are refused. Roles: admin.
+   *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `create$Response()` instead.
    *

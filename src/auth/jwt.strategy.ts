@@ -29,6 +29,7 @@ export class JwtStrategy implements AuthenticationStrategy {
         'Authorization header must be "Bearer <token>"',
       );
     }
+    await this.tokens.ensureSecret();
     const {userId} = this.tokens.verify(match[1]);
     const user = await this.users.findOne({where: {id: userId}});
     if (!user?.active) {

@@ -13,25 +13,58 @@ export interface TokenClaims {
 }
 
 const ALGORITHM = 'HS256';
+/** Clock difference tolerated between the processes of an installation. */
+const CLOCK_SKEW_SECONDS = 60;
 
 /**
  * JWTs signed with HS256 only: the algorithm is pinned on verification, so
  * `alg: none` and RS/HS confusion are refused; `exp`, issuer and audience are
- * required. The token carries only the user id: role and active flag are read
- * from the database on every request, so changes apply at once.
+ * required, and so is `iat`, no older and no further from `exp` than JWT_TTL,
+ * so even a leaked secret cannot mint long-lived tokens. The token carries
+ * only the user id: role and active flag are read from the database on every
+ * request, so changes apply at once.
  */
 export class TokenService {
+  private secret?: string;
+  private loading?: Promise<void>;
+
+  /** `loadSecret` supplies the installation's secret when JWT_SECRET is unset. */
   constructor(
     private readonly config: JwtConfig,
     private readonly clock: () => Date = () => new Date(),
-  ) {}
+    private readonly loadSecret?: () => Promise<string>,
+  ) {
+    this.secret = config.secret;
+  }
+
+  /** Loads the installation's secret once; after a failure the next call tries again. */
+  async ensureSecret(): Promise<void> {
+    if (this.secret !== undefined || !this.loadSecret) return;
+    this.loading ??= this.loadSecret().then(
+      secret => {
+        this.secret = secret;
+      },
+      error => {
+        this.loading = undefined;
+        throw error;
+      },
+    );
+    await this.loading;
+  }
+
+  private signingSecret(): string {
+    if (this.secret === undefined) {
+      throw new Error('The JWT signing secret is not loaded yet');
+    }
+    return this.secret;
+  }
 
   issue(userId: number): IssuedToken {
     const now = Math.floor(this.clock().getTime() / 1000);
     const exp = now + this.config.ttlSeconds;
     const token = jwt.sign(
       {sub: String(userId), iat: now, exp},
-      this.config.secret,
+      this.signingSecret(),
       {
         algorithm: ALGORITHM,
         issuer: this.config.issuer,
@@ -42,13 +75,17 @@ export class TokenService {
   }
 
   verify(token: string): TokenClaims {
+    const secret = this.signingSecret();
+    const now = Math.floor(this.clock().getTime() / 1000);
     let payload: jwt.JwtPayload;
     try {
-      const decoded = jwt.verify(token, this.config.secret, {
+      const decoded = jwt.verify(token, secret, {
         algorithms: [ALGORITHM],
         issuer: this.config.issuer,
         audience: this.config.audience,
-        clockTimestamp: Math.floor(this.clock().getTime() / 1000),
+        clockTimestamp: now,
+        // Requires `iat` and refuses one older than the configured lifetime.
+        maxAge: this.config.ttlSeconds,
       });
       if (typeof decoded === 'string') throw new Error('unexpected payload');
       payload = decoded;
@@ -56,8 +93,14 @@ export class TokenService {
       throw new HttpErrors.Unauthorized('Invalid or expired token');
     }
     const userId = Number(payload.sub);
-    if (typeof payload.exp !== 'number') {
+    if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number') {
       throw new HttpErrors.Unauthorized('Token has no expiry');
+    }
+    if (
+      payload.iat > now + CLOCK_SKEW_SECONDS ||
+      payload.exp - payload.iat > this.config.ttlSeconds
+    ) {
+      throw new HttpErrors.Unauthorized('Invalid or expired token');
     }
     if (!Number.isInteger(userId) || userId < 1) {
       throw new HttpErrors.Unauthorized('Invalid or expired token');

@@ -22,6 +22,9 @@ export class AuthController {
   }
 
   @post('/auth/login', {
+    summary: 'Log in for a bearer token',
+    description:
+      'Exchanges an e-mail and password for an HS256 JWT valid for JWT_TTL. A wrong password, an unknown e-mail and an inactive user all get the same 401.',
     responses: {
       '200': {
         description: 'A bearer token for the Authorization header',
@@ -78,6 +81,7 @@ export class AuthController {
       throw new HttpErrors.Unauthorized(INVALID);
     }
     this.logger.info('Login succeeded', {user_id: user.id, role: user.role});
+    await this.tokens.ensureSecret();
     return this.tokens.issue(user.id!);
   }
 }

@@ -45,6 +45,9 @@ export class FailedTaskRedriveController {
   ) {}
 
   @post('/failed-tasks/{id}/redrive', {
+    summary: 'Re-drive a failed task',
+    description:
+      'Publishes the failed task again as a fresh run with a new execution key (202). Roles: admin, operator.',
     responses: {
       '202': {
         description: 'Published again as a fresh run',

@@ -28,6 +28,8 @@ export class HealthController {
 
   @get('/health', {
     summary: 'Liveness: the process answers (no dependency is asked)',
+    description:
+      'Answers 200 whenever the process can answer at all; no token needed. For load balancers and orchestrators.',
     responses: {
       '200': {
         description: 'The service is alive',
@@ -53,6 +55,8 @@ export class HealthController {
 
   @get('/ready', {
     summary: 'Readiness: PostgreSQL and RabbitMQ are reachable',
+    description:
+      "Checks each dependency of this process's roles within 3 s; 503 names the ones that are down (the reasons go to the service log). No token needed.",
     responses: {
       '200': {
         description: 'Every dependency answers',
@@ -72,7 +76,7 @@ export class HealthController {
       },
       '503': {
         description:
-          'A dependency does not answer; error.details names each one (path /postgres, /rabbitmq) and why',
+          'A dependency does not answer; error.details names each one (path /postgres, /rabbitmq, /producer, /stay-alive); the reason is in the service log',
       },
     },
   })

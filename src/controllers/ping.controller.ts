@@ -3,6 +3,9 @@ import {get, oas} from '@loopback/rest';
 @oas.tags('Ping')
 export class PingController {
   @get('/ping', {
+    summary: 'Check that the API answers',
+    description:
+      'Answers `{"status":"ok","time":…}` without a token and without asking any dependency; use /ready to check PostgreSQL and RabbitMQ.',
     responses: {
       '200': {
         description: 'The API answers',

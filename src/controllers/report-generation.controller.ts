@@ -36,6 +36,13 @@ export interface DeliveredReport {
   deliveries: DeliveryReceipt;
 }
 
+/** The receipt as a caller may see it: the outbox file's path stays in the log. */
+function publicReceipt({email, ...rest}: DeliveryReceipt): DeliveryReceipt {
+  if (!email) return rest;
+  const {transport, message_id: messageId, recipients} = email;
+  return {...rest, email: {transport, message_id: messageId, recipients}};
+}
+
 /** POST /reports/generate: run a report now, or queue it as a task. */
 @oas.tags('Report')
 @authenticate('jwt')
@@ -48,7 +55,12 @@ export class ReportGenerationController {
     @inject(RestBindings.Http.RESPONSE) private readonly response: Response,
   ) {}
 
-  @post('/reports/generate', {responses: REPORT_GENERATE_RESPONSES})
+  @post('/reports/generate', {
+    summary: 'Run a report now, or queue it',
+    description:
+      'With delivery.instant (the default) the report runs within the request: a Direct file answers with the file itself, an Attachment is delivered (e-mail, web notification) and described. Otherwise it is queued as a report task (202). Roles: admin, operator.',
+    responses: REPORT_GENERATE_RESPONSES,
+  })
   @oas.response(422, {
     description:
       'Unknown controller, bad options_interface or report_params, or nobody to deliver to',
@@ -139,7 +151,7 @@ export class ReportGenerationController {
           filename: rendered.filename,
           rows: rendered.rows,
           bytes: rendered.bytes,
-          deliveries,
+          deliveries: publicReceipt(deliveries),
         };
       }
       // attachment() sets Content-Disposition (with an RFC 5987 form for non-ASCII names).

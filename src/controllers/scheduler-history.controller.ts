@@ -20,6 +20,9 @@ export class SchedulerHistoryController {
   ) {}
 
   @get('/schedulers/{id}/executions', {
+    summary: "List a scheduler's runs",
+    description:
+      'The run ledger rows of one scheduler, newest first, paged by limit and skip. Roles: admin, operator, viewer.',
     responses: {
       '200': {
         description: `Runs of the scheduler, newest first; limit defaults to ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT}`,

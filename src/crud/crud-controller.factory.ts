@@ -23,13 +23,16 @@ import {
 import {SecurityBindings} from '@loopback/security';
 import type {CurrentUser} from '../auth/current-user';
 import {boundedFilter} from '../validation/filter-rules';
+import {crudDocs} from './crud-docs';
 import type {CrudResource, HookContext} from './crud-resource';
 import {
   createBodySchema,
   dateProperties,
   idPropertyOf,
   responseSchema,
+  textProperties,
   updateBodySchema,
+  visibleFilterSchema,
   visibleProperties,
 } from './crud-schemas';
 import {EntityRepository, repositoryKey} from './repositories';
@@ -70,9 +73,13 @@ export function defineCrudController<E extends Entity>(
   const {model, path, access, hooks = {}} = resource;
   const itemPath = `${path}/{id}`;
   const idName = idPropertyOf(model);
-  const filterable = visibleProperties(model);
-  const timestamps = dateProperties(model);
+  const filterable = {
+    all: visibleProperties(model),
+    dates: dateProperties(model),
+    texts: textProperties(model),
+  };
   const itemSchema = responseSchema(model);
+  const filterSchema = visibleFilterSchema(model);
   const notFound = (id: Id) =>
     new HttpErrors.NotFound(
       `Entity not found: ${model.modelName} with id ${id}`,
@@ -90,6 +97,7 @@ export function defineCrudController<E extends Entity>(
     ) {}
 
     @get(path, {
+      ...crudDocs(resource, 'find', access.read),
       responses: {
         '200': {
           description: `${model.modelName} records matching the filter; limit defaults to 100, at most 1000`,
@@ -98,8 +106,10 @@ export function defineCrudController<E extends Entity>(
       },
     })
     @authorize({allowedRoles: access.read})
-    async find(@param.filter(model) filter?: Filter<E>): Promise<E[]> {
-      const bounded = boundedFilter(filter, filterable, timestamps);
+    async find(
+      @param.query.object('filter', filterSchema) filter?: Filter<E>,
+    ): Promise<E[]> {
+      const bounded = boundedFilter(filter, filterable);
       return this.repository.find({
         ...bounded,
         where: this.scoped(bounded.where),
@@ -107,6 +117,7 @@ export function defineCrudController<E extends Entity>(
     }
 
     @get(itemPath, {
+      ...crudDocs(resource, 'findById', access.read),
       responses: {
         '200': {description: `The ${model.modelName}`, ...json(itemSchema)},
         ...NOT_FOUND,
@@ -141,6 +152,7 @@ export function defineCrudController<E extends Entity>(
   const withCreate = (base: Base) => {
     class CreateController extends base {
       @post(path, {
+        ...crudDocs(resource, 'create', access.create!),
         responses: {
           '201': {
             description: `The created ${model.modelName}`,
@@ -169,6 +181,7 @@ export function defineCrudController<E extends Entity>(
   const withUpdate = (base: Base) => {
     class UpdateController extends base {
       @patch(itemPath, {
+        ...crudDocs(resource, 'updateById', access.update!),
         responses: {
           '200': {
             description: `The updated ${model.modelName}`,
@@ -200,6 +213,7 @@ export function defineCrudController<E extends Entity>(
   const withDelete = (base: Base) => {
     class DeleteController extends base {
       @del(itemPath, {
+        ...crudDocs(resource, 'deleteById', access.delete!),
         responses: {'204': {description: 'Deleted permanently'}, ...NOT_FOUND},
       })
       @authorize({allowedRoles: access.delete!})

@@ -53,6 +53,10 @@ export interface CrudResource<E extends Entity = Entity> {
   createExtras?: Record<string, BodyExtra>;
   updateExtras?: Record<string, BodyExtra>;
   hooks?: CrudHooks<E>;
+  /** Resource-specific rules, added to each operation's OpenAPI description. */
+  notes?: Partial<
+    Record<'find' | 'findById' | 'create' | 'updateById' | 'deleteById', string>
+  >;
 }
 
 export function defineResource<E extends Entity>(

@@ -1,4 +1,8 @@
-import {getModelSchemaRef, SchemaObject} from '@loopback/rest';
+import {
+  getFilterSchemaFor,
+  getModelSchemaRef,
+  SchemaObject,
+} from '@loopback/rest';
 import {SERVER_TIMESTAMPS} from '../models/columns';
 import type {BodyExtra, CrudResource} from './crud-resource';
 
@@ -27,6 +31,17 @@ export function dateProperties(model: ModelClass): Set<string> {
     [...visibleProperties(model)].filter(name => {
       const type = properties[name].type;
       return type === Date || String(type).toLowerCase() === 'date';
+    }),
+  );
+}
+
+/** Visible properties stored as text: the only ones `regexp` may match. */
+export function textProperties(model: ModelClass): Set<string> {
+  const {properties} = model.definition;
+  return new Set(
+    [...visibleProperties(model)].filter(name => {
+      const type = properties[name].type;
+      return type === String || String(type).toLowerCase() === 'string';
     }),
   );
 }
@@ -106,4 +121,20 @@ export function updateBodySchema(resource: CrudResource): SchemaObject {
     exclude: [...owned, ...notUpdatable] as never[],
   });
   return withExtras(ref, title, resource.updateExtras);
+}
+
+/**
+ * LoopBack's filter schema for the model, without hidden properties in
+ * `fields` (LoopBack lists them all, `password_hash` included).
+ */
+export function visibleFilterSchema(model: ModelClass): SchemaObject {
+  const schema = structuredClone(getFilterSchemaFor(model)) as SchemaObject;
+  const hidden = new Set(hiddenProperties(model));
+  const fields = schema.properties?.fields as SchemaObject | undefined;
+  for (const variant of (fields?.oneOf ?? []) as SchemaObject[]) {
+    for (const name of hidden) delete variant.properties?.[name];
+    const items = variant.items as SchemaObject | undefined;
+    if (items?.enum) items.enum = items.enum.filter(n => !hidden.has(n));
+  }
+  return schema;
 }

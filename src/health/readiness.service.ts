@@ -8,7 +8,13 @@ import {
 } from '@loopback/core';
 import {runsRole} from '../roles';
 import type {AppConfig} from '../config';
-import {AppBindings, ProducerBindings, StayAliveBindings} from '../keys';
+import {
+  AppBindings,
+  LoggingBindings,
+  ProducerBindings,
+  StayAliveBindings,
+} from '../keys';
+import {componentLogger, Logger} from '../logging/logger';
 import {FunctionCheck, PostgresCheck, RabbitMqCheck} from './dependency-checks';
 import {
   CheckResult,
@@ -31,11 +37,16 @@ export class ReadinessService implements LifeCycleObserver {
   private readonly postgres: PostgresCheck;
   private readonly checks: ReadinessCheck[];
   private inFlight?: Promise<ReadinessReport>;
+  /** The last reason logged per failing check, so a long outage logs once. */
+  private readonly loggedReasons = new Map<string, string>();
+  private readonly logger: Logger;
 
   constructor(
     @inject(AppBindings.CONFIG) config: AppConfig,
     @inject(CoreBindings.APPLICATION_INSTANCE) private readonly app: Context,
+    @inject(LoggingBindings.LOGGER) logger: Logger,
   ) {
+    this.logger = componentLogger(logger, 'health');
     const mode = config.appMode;
     this.postgres = new PostgresCheck(config.databaseUrl, CHECK_TIMEOUT_MS);
     this.checks = [this.postgres];
@@ -51,10 +62,32 @@ export class ReadinessService implements LifeCycleObserver {
   }
 
   check(): Promise<ReadinessReport> {
-    this.inFlight ??= runChecks(this.checks, CHECK_TIMEOUT_MS).finally(() => {
-      this.inFlight = undefined;
-    });
+    this.inFlight ??= runChecks(this.checks, CHECK_TIMEOUT_MS)
+      .then(report => {
+        this.logChanges(report);
+        return report;
+      })
+      .finally(() => {
+        this.inFlight = undefined;
+      });
     return this.inFlight;
+  }
+
+  /** Responses name only the dependency; the reason is logged, once per change. */
+  private logChanges(report: ReadinessReport): void {
+    for (const [check, result] of Object.entries(report)) {
+      const logged = this.loggedReasons.get(check);
+      if (result.status === 'down' && logged !== result.reason) {
+        this.loggedReasons.set(check, result.reason);
+        this.logger.warn('Readiness check failed', {
+          check,
+          reason: result.reason,
+        });
+      } else if (result.status === 'up' && logged !== undefined) {
+        this.loggedReasons.delete(check);
+        this.logger.info('Readiness check recovered', {check});
+      }
+    }
   }
 
   async stop(): Promise<void> {

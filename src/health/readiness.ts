@@ -107,10 +107,12 @@ export function readinessResponse(report: ReadinessReport): HealthResponse {
     statusCode: 503,
     name: 'ServiceUnavailableError',
     message: `Not ready: ${down.map(([name]) => name).join(', ')} ${down.length === 1 ? 'is' : 'are'} not available`,
-    details: down.map(([name, result]) => ({
+    // Which dependency is down, never its error text (it may name hosts,
+    // users or databases): the reason goes to the log (ReadinessService).
+    details: down.map(([name]) => ({
       path: `/${name}`,
       code: 'unavailable',
-      message: result.reason,
+      message: 'not available',
     })),
   };
   return {statusCode: 503, body: {error}};

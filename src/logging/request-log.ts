@@ -30,9 +30,22 @@ function requestFields(request: Request) {
   };
 }
 
+/** Refusals the client should look into (credentials, permission, rate). */
+const WARN_STATUSES = new Set([401, 403, 429]);
+
+/**
+ * How loud a failed request is: a server fault is an error, a caller's
+ * mistake is not (a scanner or a typo must not fire an error-rate alert).
+ */
+export function failureLevel(statusCode: number): 'error' | 'warn' | 'info' {
+  if (statusCode >= 500) return 'error';
+  return WARN_STATUSES.has(statusCode) ? 'warn' : 'info';
+}
+
 /**
  * The three request records of the spec: `Incoming request` when it starts,
- * then exactly one of `Request completed` or `Request failed`.
+ * then exactly one of `Request completed` or `Request failed` (at the level
+ * `failureLevel` gives its status).
  */
 export function startRequestLog(logger: Logger, request: Request) {
   const started = process.hrtime.bigint();
@@ -55,13 +68,15 @@ export function startRequestLog(logger: Logger, request: Request) {
         typeof error === 'object' && error !== null
           ? (error as ErrorLike)
           : {message: String(error)};
-      logger.error('Request failed', {
+      const level = failureLevel(statusCode);
+      logger.log(level, 'Request failed', {
         ...fields,
         error: err.message,
         error_name: err.name,
         error_code: err.statusCode ?? err.status ?? err.code ?? statusCode,
         status_code: statusCode,
-        stack: err.stack,
+        // A stack tells about our code, so only for server faults.
+        ...(level === 'error' ? {stack: err.stack} : {}),
         duration_ms: elapsedMs(),
         status: 'error',
       });

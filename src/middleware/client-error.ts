@@ -34,7 +34,7 @@ export function clientErrorResponse(code: string | undefined): string {
 type ParserError = Error & {code?: string};
 type ClientSocket = Duplex & {_httpMessage?: {headersSent?: boolean}};
 
-/** Answers parser-level refusals with the uniform body and a log line (an HTTP or HTTPS server). */
+/** Answers parser-level refusals with the uniform body and an info line (a client fault; an HTTP or HTTPS server). */
 export function answerClientErrors(server: Server, logger: Logger): void {
   server.on('clientError', (error: ParserError, socket: ClientSocket) => {
     // A reset peer, or one whose answer has already begun, cannot be told more.
@@ -47,7 +47,7 @@ export function answerClientErrors(server: Server, logger: Logger): void {
       return;
     }
     const response = clientErrorResponse(error.code);
-    logger.warn('Malformed HTTP request refused', {
+    logger.info('Malformed HTTP request refused', {
       error_code: error.code,
       status_code: Number(response.split(' ')[1]),
     });

@@ -88,12 +88,15 @@ export function jsonObjectColumn(column: string, extra?: Extra) {
   );
 }
 
-/** A jsonb array of positive integer ids. */
+/**
+ * A jsonb array of positive integer ids. Typed `object` for the connector
+ * (stored as JSON): with `type: 'array'` LoopBack applies `jsonSchema` to the
+ * items and would describe a list of lists.
+ */
 export function idListColumn(column: string, extra?: Extra) {
   return merge(
     {
-      type: 'array',
-      itemType: 'number',
+      type: 'object',
       jsonSchema: {
         type: 'array',
         items: {type: 'integer', minimum: 1, maximum: INT32_MAX},

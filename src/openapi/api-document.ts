@@ -22,9 +22,9 @@ export function createDescribingApp(
 }
 
 /**
- * The OpenAPI document served at `<base path>/openapi.json`, with the base
- * path as its only server (the served copy names the requesting host instead),
- * so a client generated from it defaults to the same origin.
+ * The OpenAPI document served at `<base path>/openapi.json`, with the
+ * relative base path as its only server, as served, so a client generated
+ * from it defaults to the same origin.
  */
 export async function describeApi(
   app: TaskSchedulerApplication = createDescribingApp(),

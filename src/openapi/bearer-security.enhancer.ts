@@ -1,13 +1,7 @@
 import {getAuthenticateMetadata} from '@loopback/authentication';
-import {
-  Constructor,
-  Context,
-  CoreBindings,
-  CoreTags,
-  inject,
-  injectable,
-} from '@loopback/core';
+import {Context, CoreBindings, inject, injectable} from '@loopback/core';
 import {asSpecEnhancer, OASEnhancer, OpenApiSpec} from '@loopback/rest';
+import {controllerClasses} from './controller-classes';
 import {forEachOperation} from './operations';
 
 export const BEARER_SCHEME_NAME = 'bearerAuth';
@@ -17,7 +11,8 @@ export const BEARER_SCHEME_NAME = 'bearerAuth';
  * method is behind `@authenticate` with it, so the explorer offers
  * "Authorize" and generated clients know which calls need the token. The
  * marks come from the same metadata the authentication action enforces, so
- * the document cannot drift from what the server does.
+ * the document cannot drift from what the server does. Public operations say
+ * so explicitly (`security: []`).
  */
 @injectable(asSpecEnhancer)
 export class BearerSecurityEnhancer implements OASEnhancer {
@@ -29,11 +24,7 @@ export class BearerSecurityEnhancer implements OASEnhancer {
   ) {}
 
   modifySpec(spec: OpenApiSpec): OpenApiSpec {
-    const controllers = new Map<string, Constructor<{}>>();
-    for (const binding of this.app.findByTag(CoreTags.CONTROLLER)) {
-      const ctor = binding.valueConstructor;
-      if (ctor) controllers.set(ctor.name, ctor);
-    }
+    const controllers = controllerClasses(this.app);
     spec.components = {
       ...spec.components,
       securitySchemes: {
@@ -51,9 +42,9 @@ export class BearerSecurityEnhancer implements OASEnhancer {
       const method = operation['x-operation-name'];
       if (!controller || typeof method !== 'string') return;
       const metadata = getAuthenticateMetadata(controller, method);
-      if (metadata?.some(entry => !entry.skip)) {
-        operation.security = [{[BEARER_SCHEME_NAME]: []}];
-      }
+      operation.security = metadata?.some(entry => !entry.skip)
+        ? [{[BEARER_SCHEME_NAME]: []}]
+        : [];
     });
     return spec;
   }

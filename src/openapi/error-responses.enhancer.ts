@@ -51,7 +51,8 @@ export const ERROR_RESPONSE_SCHEMA: SchemaObject = {
   },
 };
 
-function errorResponse(description: string): ResponseObject {
+/** A response in the uniform error body. */
+export function errorResponse(description: string): ResponseObject {
   return {
     description,
     content: {

@@ -114,9 +114,12 @@ export const REPORT_GENERATE_RESPONSES: ResponsesObject = {
                   title: 'ReportEmailReceipt',
                   properties: {
                     transport: {type: 'string', enum: ['smtp', 'file']},
-                    message_id: {type: 'string'},
+                    message_id: {
+                      type: 'string',
+                      description:
+                        'The Message-ID of the e-mail (also in the log, with the outbox file when SMTP_URL is unset)',
+                    },
                     recipients: {type: 'integer'},
-                    file: {type: 'string'},
                   },
                 },
                 web_notification: {

@@ -16,6 +16,7 @@ import {
 } from '../models';
 import {refuseWhileScheduled} from './in-use.hooks';
 import {schedulerHooks} from './scheduler.hooks';
+import {ticketHooks} from './ticket.hooks';
 import {PASSWORD_FIELD, userHooks} from './user.hooks';
 import {workerHooks} from './worker.hooks';
 
@@ -99,8 +100,11 @@ export const RESOURCES: CrudResource[] = [
     path: '/tickets',
     access: OPERATED,
     serverOwned: ['user_id'],
-    hooks: {
-      beforeCreate: async (body, ctx) => ({...body, user_id: ctx.user.id}),
+    hooks: ticketHooks,
+    notes: {
+      create: 'The caller becomes the owner (user_id).',
+      updateById: 'Only the owner or an admin; anyone else gets 403.',
+      deleteById: 'Only the owner or an admin; anyone else gets 403.',
     },
   }),
   defineResource({model: Config, path: '/config', access: ADMINISTERED}),
@@ -115,6 +119,12 @@ export const RESOURCES: CrudResource[] = [
       delete: EVERYONE,
     },
     updatable: ['read_at'],
+    notes: {
+      find: 'Non-admins see only their own notifications.',
+      updateById:
+        'Only read_at may change; non-admins reach only their own (404 otherwise).',
+      deleteById: 'Non-admins reach only their own (404 otherwise).',
+    },
     hooks: {
       scope: user => (user.role === 'admin' ? undefined : {user_id: user.id}),
     },

@@ -95,12 +95,50 @@ function operandProblem(
   return isScalar(operand) ? undefined : `${operator} needs a single value`;
 }
 
+/** What a filter may name, and which operands each kind of property takes. */
+export interface FilterableProperties {
+  /** Visible properties: the only ones `where`, `fields` and `order` may name. */
+  all: ReadonlySet<string>;
+  /** Timestamps: their operands must be dates. */
+  dates?: ReadonlySet<string>;
+  /** Text columns: the only ones PostgreSQL's `~` (regexp) accepts. */
+  texts?: ReadonlySet<string>;
+}
+
+/** `/body/flags` as juggler reads it; anything else is PostgreSQL's own syntax. */
+const SLASHED_REGEXP = /^\/(.*)\/([a-z]*)$/s;
+
+/**
+ * PostgreSQL has no `~` for integer, boolean, timestamp or jsonb columns
+ * (42883, a 500), and juggler throws on a `/…/` literal JavaScript cannot
+ * compile: both are the caller's mistake.
+ */
+function regexpProblem(
+  field: string,
+  operand: unknown,
+  texts: ReadonlySet<string>,
+): string | undefined {
+  if (!texts.has(field)) {
+    return `regexp works on text fields only; "${field}" is not one`;
+  }
+  const slashed =
+    typeof operand === 'string' ? SLASHED_REGEXP.exec(operand) : null;
+  if (!slashed) return undefined;
+  try {
+    new RegExp(slashed[1], slashed[2]);
+    return undefined;
+  } catch {
+    return `regexp on "${field}" is not a valid regular expression`;
+  }
+}
+
 function whereErrors(
   where: unknown,
-  properties: ReadonlySet<string>,
+  shape: FilterableProperties,
   path: string,
-  dateProperties: ReadonlySet<string>,
 ): ErrorDetail[] {
+  const properties = shape.all;
+  const dateProperties = shape.dates ?? new Set<string>();
   if (!isPlainObject(where)) {
     return [{path, code: 'type', message: 'where must be an object'}];
   }
@@ -117,14 +155,7 @@ function whereErrors(
         continue;
       }
       condition.forEach((clause, index) =>
-        errors.push(
-          ...whereErrors(
-            clause,
-            properties,
-            `${keyPath}/${index}`,
-            dateProperties,
-          ),
-        ),
+        errors.push(...whereErrors(clause, shape, `${keyPath}/${index}`)),
       );
     } else if (!properties.has(key)) {
       errors.push({
@@ -163,7 +194,11 @@ function whereErrors(
           });
           continue;
         }
-        const problem = operandProblem(operator, operand);
+        const problem =
+          operandProblem(operator, operand) ??
+          (operator === 'regexp'
+            ? regexpProblem(key, operand, shape.texts ?? new Set())
+            : undefined);
         if (problem) {
           errors.push({
             path: `${keyPath}/${operator}`,
@@ -224,20 +259,18 @@ function orderErrors(
 
 /**
  * Checks a list filter against the model's properties (and the operands of
- * its date properties) and bounds the page: `limit` defaults to 100 and is
+ * its date and text properties) and bounds the page: `limit` defaults to 100 and is
  * capped at 1000.
  */
 export function boundedFilter<T extends object>(
   filter: Filter<T> | undefined,
-  properties: ReadonlySet<string>,
-  dateProperties: ReadonlySet<string> = new Set(),
+  shape: FilterableProperties,
 ): Filter<T> {
   const given = (filter ?? {}) as Filter<T> & Record<string, unknown>;
+  const properties = shape.all;
   const errors: ErrorDetail[] = [];
   if (given.where !== undefined) {
-    errors.push(
-      ...whereErrors(given.where, properties, '/filter/where', dateProperties),
-    );
+    errors.push(...whereErrors(given.where, shape, '/filter/where'));
   }
   if (given.fields !== undefined)
     errors.push(...fieldsErrors(given.fields, properties));

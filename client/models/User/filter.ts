@@ -6,14 +6,13 @@ export interface Filter {
 'id'?: boolean;
 'email'?: boolean;
 'name'?: boolean;
-'password_hash'?: boolean;
 'role'?: boolean;
 'group_id'?: boolean;
 'language_id'?: boolean;
 'active'?: boolean;
 'created_at'?: boolean;
 'updated_at'?: boolean;
-} | Array<'id' | 'email' | 'name' | 'password_hash' | 'role' | 'group_id' | 'language_id' | 'active' | 'created_at' | 'updated_at'>);
+} | Array<'id' | 'email' | 'name' | 'role' | 'group_id' | 'language_id' | 'active' | 'created_at' | 'updated_at'>);
   limit?: number;
   offset?: number;
   order?: (string | Array<string>);

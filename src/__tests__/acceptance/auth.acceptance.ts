@@ -3,6 +3,7 @@ import jwt from 'jsonwebtoken';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
 import {asUser, givenUser, TEST_PASSWORD, TestUser} from '../fixtures/security';
 import {
+  sql,
   truncateAll,
   withClient,
   TEST_DATABASE_URL,
@@ -91,7 +92,14 @@ describe('authentication', () => {
   });
 
   describe('bearer tokens', () => {
-    const secret = () => given.app.appConfig.jwt.secret;
+    // The test app has no JWT_SECRET: it signs with the installation's secret.
+    let installed = '';
+    before(async () => {
+      [{value: installed}] = await sql<{value: string}>(
+        `SELECT value FROM installation_secret WHERE name = 'jwt'`,
+      );
+    });
+    const secret = () => installed;
     const claims = () => ({
       sub: String(viewer.id),
       iat: Math.floor(Date.now() / 1000),

@@ -111,6 +111,7 @@ describe('uniform HTTP errors', () => {
       given.logs.clear();
       await given.client.get('/api/test/explode').expect(500);
       const [failed] = given.logs.find('Request failed');
+      expect(failed.level).to.equal('error');
       expect(failed.stack).to.match(/ExplodingController/);
     });
   });

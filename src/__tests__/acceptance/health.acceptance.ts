@@ -40,10 +40,11 @@ describe('health endpoints', () => {
   async function backgroundApp(
     overrides: Partial<AppConfig>,
     beforeStart?: (a: TaskSchedulerApplication) => void,
+    logs = new LogCapture(),
   ) {
     const created = new TaskSchedulerApplication(
       givenTestConfig(overrides),
-      new LogCapture().logger,
+      logs.logger,
     );
     beforeStart?.(created);
     background.push(created);
@@ -93,11 +94,18 @@ describe('health endpoints', () => {
             {
               path: '/rabbitmq',
               code: 'unavailable',
-              message: 'unreachable (ECONNREFUSED)',
+              message: 'not available',
             },
           ],
         },
       });
+      expect(logs.find('Readiness check failed')).to.containDeep([
+        {
+          level: 'warn',
+          check: 'rabbitmq',
+          reason: 'unreachable (ECONNREFUSED)',
+        },
+      ]);
       expect(
         logs.find('Request completed').map(r => r.status_code),
       ).to.containEql(503);
@@ -137,13 +145,38 @@ describe('health endpoints', () => {
       expect(res.text).to.not.match(/secret-pw/);
     });
 
+    it('names what is down publicly and writes the dependency error text only to the log', async () => {
+      const database = new URL(TEST_DATABASE_URL);
+      database.pathname = '/no_such_database_for_ready';
+      const broker = new URL(TEST_AMQP_URL);
+      broker.pathname = '/no-such-vhost-for-ready';
+      const {client, logs} = await app({
+        databaseUrl: database.toString(),
+        amqpUrl: broker.toString(),
+      });
+      const res = await client.get('/api/ready').expect(503);
+      expect(res.body.error.details).to.deepEqual([
+        {path: '/postgres', code: 'unavailable', message: 'not available'},
+        {path: '/rabbitmq', code: 'unavailable', message: 'not available'},
+      ]);
+      expect(res.text).to.not.match(
+        /no_such_database|no-such-vhost|Connection/,
+      );
+      const logged = logs.find('Readiness check failed');
+      expect(logged.map(r => r.check).sort()).to.deepEqual([
+        'postgres',
+        'rabbitmq',
+      ]);
+      expect(JSON.stringify(logged)).to.match(/no_such_database_for_ready/);
+    });
+
     it('is documented in OpenAPI without security requirements', async () => {
       const {client} = await app();
       const spec = (await client.get('/api/openapi.json').expect(200)).body;
       for (const route of ['/health', '/ready']) {
         const operation = spec.paths[route].get;
         expect(operation.tags).to.deepEqual(['Health']);
-        expect(operation.security).to.be.undefined();
+        expect(operation.security).to.deepEqual([]);
         expect(operation.responses).to.have.property('200');
       }
       expect(spec.paths['/ready'].get.responses).to.have.property('503');
@@ -206,9 +239,11 @@ describe('health endpoints', () => {
 
     it('the producer is ready while its last tick is under two minutes old, and stuck after', async () => {
       let now = new Date('2026-11-21T10:00:05Z');
+      const schedulerLogs = new LogCapture();
       const scheduler = await backgroundApp(
         {appMode: 'scheduler', healthPort: 0, cronCatchUpMinutes: 0},
         a => a.bind(ProducerBindings.CLOCK).to(() => now),
+        schedulerLogs,
       );
       const port = scheduler.getSync(HealthBindings.SERVER).server!.port;
       const ready = () => fetch(`http://127.0.0.1:${port}/api/ready`);
@@ -227,7 +262,13 @@ describe('health endpoints', () => {
         {
           path: '/producer',
           code: 'unavailable',
-          message: 'the last producer tick finished 122 s ago (limit 120 s)',
+          message: 'not available',
+        },
+      ]);
+      expect(schedulerLogs.find('Readiness check failed')).to.containDeep([
+        {
+          check: 'producer',
+          reason: 'the last producer tick finished 122 s ago (limit 120 s)',
         },
       ]);
     });

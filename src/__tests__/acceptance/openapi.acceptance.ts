@@ -65,10 +65,121 @@ describe('OpenAPI document and explorer', () => {
     expect(properties).to.not.containEql('user_id');
   });
 
-  it('points its server at the /api base path', () => {
+  it('points its server at the relative /api base path', () => {
     const servers = (spec as unknown as {servers: Array<{url: string}>})
       .servers;
-    expect(servers[0].url).to.match(/\/api$/);
+    expect(servers).to.deepEqual([{url: '/api'}]);
+  });
+
+  it('never takes its server from request headers (X-Forwarded-Host, Host)', async () => {
+    for (const url of ['/api/openapi.json', '/api/explorer/openapi.json']) {
+      const res = await given.client
+        .get(url)
+        .set('X-Forwarded-Host', 'evil.example')
+        .set('X-Forwarded-Proto', 'https')
+        .set('Host', 'evil.example')
+        .expect(200);
+      expect({url, servers: res.body.servers}).to.deepEqual({
+        url,
+        servers: [{url: '/api'}],
+      });
+      expect(JSON.stringify(res.body)).to.not.containEql('evil.example');
+    }
+  });
+
+  describe('for API tooling (spectral:oas, Redocly recommended)', () => {
+    type Doc = {
+      tags?: Array<{name: string; description?: string}>;
+      info: {description?: string; contact?: object; license?: object};
+      paths: Record<string, Record<string, FullOperation>>;
+      components: {schemas: Record<string, {properties?: object}>};
+    };
+    type FullOperation = Operation & {
+      summary?: string;
+      description?: string;
+      security?: object[];
+      'x-controller-name': string;
+      responses: Record<
+        string,
+        {content?: {'application/json': {schema: {$ref?: string}}}}
+      >;
+    };
+    const operations = () =>
+      Object.entries((spec as unknown as Doc).paths).flatMap(([path, item]) =>
+        Object.entries(item).map(([method, op]) => ({path, method, op})),
+      );
+
+    it('gives every operation a summary, a description, a declared tag and explicit security', () => {
+      const doc = spec as unknown as Doc;
+      const declared = new Map(doc.tags?.map(t => [t.name, t.description]));
+      for (const {path, method, op} of operations()) {
+        const where = `${method.toUpperCase()} ${path}`;
+        expect({
+          where,
+          summary: !!op.summary,
+          description: !!op.description,
+        }).to.deepEqual({where, summary: true, description: true});
+        for (const tag of op.tags ?? []) {
+          expect({where, tag, described: !!declared.get(tag)}).to.deepEqual({
+            where,
+            tag,
+            described: true,
+          });
+        }
+        expect(op.security).to.be.an.Array();
+      }
+      expect(doc.info.description).to.be.a.String();
+      expect(doc.info.contact).to.be.an.Object();
+      expect(doc.info.license).to.be.an.Object();
+    });
+
+    it('documents 401 on every operation behind a token and 403 where a role may be refused, in the uniform error body', () => {
+      const ops = operations();
+      for (const {path, method, op} of ops) {
+        const where = `${method.toUpperCase()} ${path}`;
+        const statuses = Object.keys(op.responses);
+        if ((op.security ?? []).length > 0) {
+          expect({where, has401: statuses.includes('401')}).to.deepEqual({
+            where,
+            has401: true,
+          });
+        }
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (!/^[45]|default/.test(status)) continue;
+          expect({
+            where,
+            status,
+            ref: response.content?.['application/json'].schema.$ref,
+          }).to.deepEqual({
+            where,
+            status,
+            ref: '#/components/schemas/ErrorResponse',
+          });
+        }
+      }
+      const forbidding = ops.filter(({op}) => '403' in op.responses);
+      expect(
+        forbidding.map(({method, path}) => `${method} ${path}`),
+      ).to.containDeep([
+        'post /schedulers',
+        'patch /tickets/{id}',
+        'get /users',
+        'post /reports/generate',
+      ]);
+      expect(
+        ops.find(
+          ({method, path}) => method === 'get' && path === '/schedulers',
+        )!.op.responses,
+      ).to.not.have.property('403');
+    });
+
+    it('never lists hidden properties in a filter schema', () => {
+      const text = JSON.stringify(
+        (spec as unknown as Doc).components.schemas['User.Filter'],
+      );
+      expect(text).to.not.containEql('password_hash');
+      expect(text).to.containEql('email');
+    });
   });
 
   it('serves the API explorer at /api/explorer', async () => {

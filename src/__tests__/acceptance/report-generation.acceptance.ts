@@ -212,6 +212,42 @@ describe('POST /reports/generate', () => {
     expect(count).to.equal('3');
   });
 
+  it('answers an e-mail written to the outbox with its message id, never a path on the server', async () => {
+    const base = givenTestConfig();
+    const withoutSmtp = await givenRunningApp(
+      {reports: {...base.reports, smtpUrl: undefined, mailOutboxDir: outbox}},
+      app => app.bind(ReportBindings.CLOCK).to(() => NOW),
+    );
+    try {
+      const res = await asUser(withoutSmtp.client, team.operator)
+        .post('/api/reports/generate')
+        .send({
+          controller: 'ExecutionsReport',
+          options_interface: {
+            delivery: {
+              instant: true,
+              email: true,
+              deliver_to: {user_id: [people.dave]},
+            },
+            output: {
+              file: {type: 'Attachment', format: 'CSV', filename: 'runs'},
+            },
+          },
+        })
+        .expect(200);
+      expect(res.body.deliveries.email).to.containDeep({
+        transport: 'file',
+        recipients: 1,
+      });
+      expect(res.body.deliveries.email.message_id).to.match(/^<.+@.+>$/);
+      expect(res.body.deliveries.email).to.not.have.property('file');
+      expect(res.text).to.not.containEql(outbox);
+      expect(res.text).to.not.containEql('.eml');
+    } finally {
+      await withoutSmtp.app.stop();
+    }
+  });
+
   it('queues a non-instant report as a report task and answers 202 with the execution id', async () => {
     await sql(
       `UPDATE report SET controller = 'FailedTasksReport' WHERE id = 3`,

@@ -12,12 +12,14 @@ const REQUEST_FIELDS = ['method', 'path', 'url', 'ip', 'user_agent'];
 describe('request logging', () => {
   let given: TestApp;
   let operator: TestUser;
+  let viewer: TestUser;
   let api: AuthedClient;
   before(async () => {
     given = await givenRunningApp();
     await truncateAll();
     await givenCatalog();
     operator = await givenUser(given.app, 'operator');
+    viewer = await givenUser(given.app, 'viewer');
     api = asUser(given.client, operator);
   });
   after(() => given.app.stop());
@@ -52,7 +54,7 @@ describe('request logging', () => {
     expect(completed.duration_ms as number).to.be.greaterThanOrEqual(0);
   });
 
-  it('logs a failed request exactly once, at error, with the error fields', async () => {
+  it('logs a refused request exactly once, at info, with the error fields and no stack', async () => {
     await api
       .post('/api/schedulers')
       .send({description: 'no task'})
@@ -60,7 +62,7 @@ describe('request logging', () => {
     const failed = given.logs.find('Request failed');
     expect(failed).to.have.length(1);
     expect(failed[0]).to.containDeep({
-      level: 'error',
+      level: 'info',
       method: 'POST',
       path: '/api/schedulers',
       error_name: 'UnprocessableEntityError',
@@ -68,9 +70,33 @@ describe('request logging', () => {
       status: 'error',
     });
     expect(failed[0].error).to.match(/invalid/);
-    expect(failed[0].stack).to.be.a.String();
+    expect(failed[0]).to.not.have.property('stack');
     expect(failed[0].duration_ms).to.be.a.Number();
     expect(given.logs.find('Request completed')).to.have.length(0);
+  });
+
+  it('logs client errors below error level and never with a stack: 401/403 warn, other 4xx info', async () => {
+    await given.client.get('/api/no/such/path').expect(404);
+    await given.client.get('/no-such-page').expect(404);
+    await given.client
+      .post('/api/auth/login')
+      .send({email: operator.email, password: 'wrong-password-1'})
+      .expect(401);
+    await given.client.get('/api/schedulers').expect(401);
+    await asUser(given.client, viewer).get('/api/users').expect(403);
+    const levels = given.logs
+      .find('Request failed')
+      .map(r => [r.status_code, r.level, 'stack' in r]);
+    expect(levels).to.deepEqual([
+      [404, 'info', false],
+      [404, 'info', false],
+      [401, 'warn', false],
+      [401, 'warn', false],
+      [403, 'warn', false],
+    ]);
+    expect(given.logs.records.filter(r => r.level === 'error')).to.have.length(
+      0,
+    );
   });
 
   it('logs unknown routes inside and outside the API base path', async () => {

@@ -4,14 +4,15 @@ import {parseArgs} from 'node:util';
 import {TEST_DATABASE_URL} from '../fixtures/test-database';
 import {describeOperations} from './api-operations';
 import {DataSnapshotter} from './data-snapshot';
+import {runFilterSweep} from './filter-sweep-run';
 import {createFuzzEnvironment, Fixtures} from './fuzz-environment';
 import {runFuzz} from './fuzz-run';
 import {FuzzService} from './fuzz-service';
 import {describeFailure} from './reproducer';
 
 /**
- * `npm run test:fuzz [-- --full] [--seed N] [--requests N] [--path P]`:
- * sends generated requests to a real service process on a database and vhost
+ * `npm run test:fuzz [-- --full] [--seed N] [--requests N] [--path P] [--sweep-only]`:
+ * sweeps every filter the OpenAPI document allows, then sends generated requests to a real service process on a database and vhost
  * of its own and exits non-zero on the first request that breaks a rule.
  */
 const PROFILES = {short: 3000, full: 10_000};
@@ -23,6 +24,7 @@ function settingsFromArgs() {
       seed: {type: 'string'},
       requests: {type: 'string'},
       path: {type: 'string'},
+      'sweep-only': {type: 'boolean', default: false},
     },
   });
   const seed = values.seed
@@ -40,7 +42,13 @@ function settingsFromArgs() {
   ) {
     throw new Error('--seed and --requests take integers (requests ≥ 1)');
   }
-  return {seed, requests, path: values.path, full: values.full};
+  return {
+    seed,
+    requests,
+    path: values.path,
+    full: values.full,
+    sweepOnly: values['sweep-only'],
+  };
 }
 
 async function main(): Promise<number> {
@@ -76,6 +84,21 @@ async function main(): Promise<number> {
     await service.start(fixtures.actors);
     const served = await fetch(`${service.baseUrl}/openapi.json`);
     const api = await describeOperations((await served.json()) as object);
+    const sweepStarted = Date.now();
+    const sweep = await runFilterSweep(api, service);
+    console.log(
+      `filter sweep: ${sweep.sent} requests in ${((Date.now() - sweepStarted) / 1000).toFixed(1)} s, statuses ${JSON.stringify(Object.fromEntries(sweep.statuses))}, ${sweep.failures.length} failed`,
+    );
+    for (const failure of sweep.failures.slice(0, 5)) {
+      console.log(
+        describeFailure(
+          failure,
+          service.url(failure.request),
+          'npm run test:fuzz -- --sweep-only',
+        ),
+      );
+    }
+    if (settings.sweepOnly) return sweep.failures.length > 0 ? 1 : 0;
     const started = Date.now();
     const outcome = await runFuzz(
       api,
@@ -134,7 +157,11 @@ async function main(): Promise<number> {
       );
     }
     const failed =
-      outcome.firstFailure !== undefined || crash.length > 0 ? 1 : 0;
+      outcome.firstFailure !== undefined ||
+      crash.length > 0 ||
+      sweep.failures.length > 0
+        ? 1
+        : 0;
     const passed = outcome.stats.total - (outcome.firstFailure ? 1 : 0);
     console.log(`fuzz: ${passed} passed, ${failed} failed`);
     return failed;

@@ -126,8 +126,8 @@ export class FuzzService {
   }
 
   /**
-   * Error records other than a refused request's (every 4xx is logged at
-   * error level as `Request failed`): 5xx answers and anything unexpected.
+   * Error-level records: 5xx answers and anything unexpected (a refused
+   * request's `Request failed` is info or warn, never error).
    */
   serverErrorLogs(): Array<Record<string, unknown>> {
     return this.process

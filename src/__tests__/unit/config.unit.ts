@@ -217,19 +217,16 @@ describe('loadConfig', () => {
     });
   }
 
-  it('requires JWT_SECRET in production and falls back to a flagged default elsewhere', () => {
+  it('requires JWT_SECRET in production and leaves it unset elsewhere (the installation generates one)', () => {
     const error = configErrorFor({NODE_ENV: 'production'});
     expect(error.variable).to.equal('JWT_SECRET');
     const development = loadConfig({});
-    expect(development.jwt.secretIsDefault).to.be.true();
+    expect(development.jwt.secret).to.be.undefined();
     const production = loadConfig({
       NODE_ENV: 'production',
       JWT_SECRET: 'x'.repeat(32),
     });
-    expect(production.jwt).to.containDeep({
-      secretIsDefault: false,
-      secret: 'x'.repeat(32),
-    });
+    expect(production.jwt.secret).to.equal('x'.repeat(32));
   });
 
   it('rejects a JWT_SECRET shorter than 32 characters without echoing it', () => {

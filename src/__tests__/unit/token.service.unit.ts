@@ -5,7 +5,6 @@ import type {JwtConfig} from '../../config';
 
 const CONFIG: JwtConfig = {
   secret: 'unit-test-secret-unit-test-secret-0123',
-  secretIsDefault: false,
   ttlSeconds: 3600,
   issuer: 'task-scheduler',
   audience: 'task-scheduler-api',
@@ -17,7 +16,7 @@ const base64url = (value: object) =>
 function signed(
   payload: object,
   options: jwt.SignOptions = {},
-  secret = CONFIG.secret,
+  secret = CONFIG.secret!,
 ) {
   return jwt.sign(payload, secret, {
     algorithm: 'HS256',
@@ -122,5 +121,52 @@ describe('TokenService', () => {
   it('refuses garbage', () => {
     rejects(service, 'not-a-jwt');
     rejects(service, 'a.b.c');
+  });
+
+  it('refuses a token without iat, even with a valid exp', () => {
+    rejects(
+      service,
+      signed({sub: '1', exp: nowSeconds + 60}, {noTimestamp: true}),
+    );
+  });
+
+  it('refuses a token issued longer ago than JWT_TTL, whatever its exp says', () => {
+    rejects(
+      service,
+      signed({
+        sub: '1',
+        iat: nowSeconds - 3601,
+        exp: nowSeconds + 10 * 365 * 86400,
+      }),
+    );
+  });
+
+  it('refuses a token whose lifetime exceeds JWT_TTL or that is issued in the future', () => {
+    rejects(
+      service,
+      signed({sub: '1', iat: nowSeconds, exp: nowSeconds + 10 * 365 * 86400}),
+    );
+    rejects(
+      service,
+      signed({sub: '1', iat: nowSeconds + 3000, exp: nowSeconds + 3600}),
+    );
+  });
+
+  it('loads the installation secret once, and again after a failed attempt', async () => {
+    const answers = [
+      () => Promise.reject(new Error('database down')),
+      () => Promise.resolve('loaded-secret-loaded-secret-loaded-secret'),
+    ];
+    let calls = 0;
+    const lazy = new TokenService(
+      {...CONFIG, secret: undefined},
+      () => NOW,
+      () => answers[calls++](),
+    );
+    await expect(lazy.ensureSecret()).to.be.rejectedWith('database down');
+    await lazy.ensureSecret();
+    await lazy.ensureSecret();
+    expect(calls).to.equal(2);
+    expect(lazy.verify(lazy.issue(7).token).userId).to.equal(7);
   });
 });
