@@ -275,6 +275,7 @@ describe('health endpoints', () => {
 
     it('the producer is not ready while it has no broker connection, and says so', async () => {
       const {proxy, port: amqpPort} = await proxyTo(amqpTarget, 5672);
+      const schedulerLogs = new LogCapture();
       const scheduler = await backgroundApp(
         {
           appMode: 'scheduler',
@@ -283,6 +284,7 @@ describe('health endpoints', () => {
           amqpUrl: viaPort(TEST_AMQP_URL, amqpPort),
         },
         a => a.bind(ProducerBindings.CLOCK).to(() => new Date()),
+        schedulerLogs,
       );
       const port = scheduler.getSync(HealthBindings.SERVER).server!.port;
       const ready = () => fetch(`http://127.0.0.1:${port}/api/ready`);
@@ -301,9 +303,16 @@ describe('health endpoints', () => {
       expect(((await down.json()) as ErrorBody).error.details).to.containEql({
         path: '/producer',
         code: 'unavailable',
-        message:
-          'producer has no broker connection: due runs are claimed and wait for the sweeper',
+        message: 'not available',
       });
+      // The reason is logged, not shown to anonymous callers.
+      expect(schedulerLogs.find('Readiness check failed')).to.containDeep([
+        {
+          check: 'producer',
+          reason:
+            'producer has no broker connection: due runs are claimed and wait for the sweeper',
+        },
+      ]);
     });
 
     it('is served by the API mode too when HEALTH_PORT is set, so one probe port fits every container', async () => {
