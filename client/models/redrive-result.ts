@@ -5,4 +5,9 @@ export interface RedriveResult {
   execution_id?: number;
   execution_key?: string;
   failed_task_id?: number;
+
+  /**
+   * published: the broker confirmed the task; pending: no confirm came, the producer's sweeper publishes the stored run within CRON_SWEEP_AFTER_MS
+   */
+  status?: 'published' | 'pending';
 }

@@ -5,5 +5,9 @@ export interface ReportQueued {
   execution_id?: number;
   execution_key?: string;
   scheduler_id?: number;
-  status?: 'queued';
+
+  /**
+   * queued: the broker confirmed the task; pending: no confirm came, the producer's sweeper publishes the stored run within CRON_SWEEP_AFTER_MS
+   */
+  status?: 'queued' | 'pending';
 }

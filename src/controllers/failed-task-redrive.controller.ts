@@ -19,12 +19,15 @@ import {AppBindings} from '../keys';
 import {FailedTask, Scheduler, SchedulerExecution} from '../models';
 import {markPublished} from '../database/mark-published';
 import {BrokerService} from '../queue/broker.service';
-import {TASK_TYPES, TaskType} from '../queue/task-message';
+import {workerParamKeyProblems} from '../executors/worker-params';
+import {TASK_TYPES, TaskMessage, TaskType} from '../queue/task-message';
 
 export interface RedriveResult {
   failed_task_id: number;
   execution_id: number;
   execution_key: string;
+  /** published: the broker confirmed it; pending: the sweeper will send it. */
+  status: 'published' | 'pending';
 }
 
 /** POST /failed-tasks/{id}/redrive: run a failed task again as a fresh task. */
@@ -58,6 +61,12 @@ export class FailedTaskRedriveController {
               title: 'RedriveResult',
               properties: {
                 failed_task_id: {type: 'integer'},
+                status: {
+                  type: 'string',
+                  enum: ['published', 'pending'],
+                  description:
+                    "published: the broker confirmed the task; pending: no confirm came, the producer's sweeper publishes the stored run within CRON_SWEEP_AFTER_MS",
+                },
                 execution_id: {type: 'integer'},
                 execution_key: {type: 'string'},
               },
@@ -108,48 +117,76 @@ export class FailedTaskRedriveController {
       );
     }
     const params = body?.params ?? JSON.parse(failed.params_scheduler ?? '{}');
+    if (type === 'worker') {
+      const problems = workerParamKeyProblems(params);
+      if (problems.length > 0) {
+        throw new HttpErrors.UnprocessableEntity(problems.join('; '));
+      }
+    }
+    // A broker that is down answers 503 before anything is stored.
     const publisher = await this.broker.taskPublisher();
-    const executionKey = `redrive-${id}-${(failed.redrive_count ?? 0) + 1}`;
-    const execution = await this.executions.create({
+    const message: TaskMessage = {
+      type,
+      id: failed.task_id,
       scheduler_id: failed.scheduler_id,
-      execution_key: executionKey,
-      executed_at: new Date(),
-      container_id: this.config.containerId,
-    });
-    const executionId = Number(execution.id);
+      params_scheduler: JSON.stringify(params),
+    };
+    const {executionId, executionKey} = await this.storeRun(id, message);
     const confirmed = await publisher.publish([
-      {
-        executionId,
-        executionKey,
-        message: {
-          type,
-          id: failed.task_id,
-          scheduler_id: failed.scheduler_id,
-          params_scheduler: JSON.stringify(params),
-        },
-      },
+      {executionId, executionKey, message},
     ]);
-    if (!confirmed.has(executionId)) {
-      // Not for the sweeper: it would rebuild the message without the edits.
-      await this.executions.deleteById(executionId);
-      throw new HttpErrors.ServiceUnavailable(
-        'The broker did not confirm the task',
+    // Without a confirm the broker may or may not hold the message: the run
+    // stays, and the sweeper sends its stored payload (never a second copy
+    // from the user's retry, never without the edits).
+    if (confirmed.size > 0) {
+      await markPublished(
+        {query: (text, values) => this.executions.execute(text, values)},
+        confirmed,
       );
     }
-    await markPublished(
-      {query: (text, values) => this.executions.execute(text, values)},
-      confirmed,
-    );
-    await this.failedTasks.updateById(id, {
-      redrive_count: (failed.redrive_count ?? 0) + 1,
-      redriven_at: new Date(),
-      redriven_by: this.user.id,
-    });
     this.response.status(202);
     return {
       failed_task_id: id,
       execution_id: executionId,
       execution_key: executionKey,
+      status: confirmed.has(executionId) ? 'published' : 'pending',
+    };
+  }
+
+  /**
+   * One statement, so one transaction: counts the re-drive and inserts its
+   * run with the message to publish (the outbox). The row lock on the failed
+   * task orders concurrent re-drives, so each gets its own key.
+   */
+  private async storeRun(
+    failedTaskId: number,
+    message: TaskMessage,
+  ): Promise<{executionId: number; executionKey: string}> {
+    const rows = (await this.executions.execute(
+      `WITH counted AS (
+         UPDATE failed_task
+            SET redrive_count = redrive_count + 1, redriven_at = now(), redriven_by = $2
+          WHERE id = $1
+          RETURNING redrive_count
+       )
+       INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, payload)
+       SELECT $3, 'redrive-' || $1 || '-' || counted.redrive_count, $4, $5::jsonb
+         FROM counted
+       RETURNING id, execution_key`,
+      [
+        failedTaskId,
+        this.user.id,
+        message.scheduler_id,
+        this.config.containerId,
+        JSON.stringify(message),
+      ],
+    )) as Array<{id: string | number; execution_key: string}>;
+    if (rows.length === 0) {
+      throw new HttpErrors.NotFound(`FailedTask ${failedTaskId} not found`);
+    }
+    return {
+      executionId: Number(rows[0].id),
+      executionKey: rows[0].execution_key,
     };
   }
 }

@@ -19,7 +19,7 @@ export async function publishClaims(
     claims.map(claim => ({
       executionId: claim.execution_id,
       executionKey: claim.execution_key,
-      message: taskMessageFor(claim),
+      message: claim.payload ?? taskMessageFor(claim),
     })),
   );
   if (confirmed.size === 0) return 0;

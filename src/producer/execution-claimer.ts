@@ -1,6 +1,6 @@
 import type {Pool, PoolClient} from 'pg';
 import {executionKey} from '../scheduling/execution-key';
-import type {TaskSource} from '../queue/task-message';
+import type {TaskMessage, TaskSource} from '../queue/task-message';
 import type {DueRun} from './due-evaluator';
 
 export interface Claim extends TaskSource {
@@ -8,6 +8,8 @@ export interface Claim extends TaskSource {
   execution_key: string;
   /** The minute the run is for (a one-time run: the minute of its date_time). */
   slot: Date;
+  /** The stored message of a run an operator started (outbox); else built from the scheduler. */
+  payload?: TaskMessage | null;
   one_time: boolean;
 }
 

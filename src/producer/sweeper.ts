@@ -40,7 +40,9 @@ const DEFAULT_BATCH = 1000;
  * message evidently reached the broker, which keeps it until acknowledged;
  * `published_at` may still be missing when the producer died or lost its
  * database after the confirm. Claims of schedulers that have since become
- * stay-alive are left alone (the supervisor runs those).
+ * stay-alive are left alone (the supervisor runs those). A run that carries
+ * its own message (an operator's re-drive or queued report: the outbox) is
+ * sent as stored, so edited params are not replaced by the scheduler's.
  */
 export async function sweepUnpublished(
   pool: Pool,
@@ -103,7 +105,7 @@ async function republishBatch(
   try {
     await client.query('BEGIN');
     const {rows} = await client.query<Claim>(
-      `SELECT e.id AS execution_id, e.scheduler_id, e.execution_key, e.slot,
+      `SELECT e.id AS execution_id, e.scheduler_id, e.execution_key, e.slot, e.payload,
               s.report_id, s.worker_id, s.reminder_id, s.params,
               s.date_time IS NOT NULL AS one_time
          FROM scheduler_execution e

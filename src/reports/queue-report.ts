@@ -1,20 +1,16 @@
 import {randomUUID} from 'node:crypto';
 import type {Pool} from 'pg';
 import {markPublished} from '../database/mark-published';
+import type {TaskMessage} from '../queue/task-message';
 import type {TaskPublisher} from '../queue/task-publisher';
 import {ReportInputError, ReportRequest} from './report';
 
 export interface QueuedReport {
-  status: 'queued';
+  /** queued: the broker confirmed the task; pending: the sweeper will publish it. */
+  status: 'queued' | 'pending';
   execution_id: number;
   execution_key: string;
   scheduler_id: number;
-}
-
-/** The broker did not confirm the task: nothing was queued. */
-export class ReportNotQueuedError extends Error {
-  override name = 'ReportNotQueuedError';
-  readonly statusCode = 503;
 }
 
 /**
@@ -44,6 +40,7 @@ export async function queueReport(
   const client = await db.connect();
   let schedulerId: number;
   let executionId: number;
+  let message: TaskMessage;
   try {
     await client.query('BEGIN');
     const {rows: schedulers} = await client.query<{id: number}>(
@@ -58,11 +55,19 @@ export async function queueReport(
       ],
     );
     schedulerId = schedulers[0].id;
+    message = {
+      type: 'report',
+      id: reportId,
+      scheduler_id: schedulerId,
+      params_scheduler: JSON.stringify(request),
+    };
+    // The message goes with the run (outbox): if no confirm comes, the
+    // producer's sweeper publishes exactly this.
     const {rows: executions} = await client.query<{id: string}>(
       `INSERT INTO scheduler_execution
-         (scheduler_id, execution_key, slot, executed_at, container_id)
-       VALUES ($1, $2, $3, $3, $4) RETURNING id`,
-      [schedulerId, executionKey, context.now, context.containerId],
+         (scheduler_id, execution_key, slot, container_id, payload)
+       VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+      [schedulerId, executionKey, context.now, context.containerId, message],
     );
     executionId = Number(executions[0].id);
     await client.query('COMMIT');
@@ -73,27 +78,13 @@ export async function queueReport(
     client.release();
   }
   const confirmed = await publisher.publish([
-    {
-      executionId,
-      executionKey,
-      message: {
-        type: 'report',
-        id: reportId,
-        scheduler_id: schedulerId,
-        params_scheduler: JSON.stringify(request),
-      },
-    },
+    {executionId, executionKey, message},
   ]);
-  if (!confirmed.has(executionId)) {
-    // Nothing half-done stays behind: the execution goes with its scheduler.
-    await db.query('DELETE FROM scheduler WHERE id = $1', [schedulerId]);
-    throw new ReportNotQueuedError(
-      'The broker did not confirm the report task',
-    );
-  }
-  await markPublished(db, confirmed);
+  // No confirm: the broker may hold it or not. Deleting the run would leave
+  // a message with no ledger row, and the user's retry would run it twice.
+  if (confirmed.size > 0) await markPublished(db, confirmed);
   return {
-    status: 'queued',
+    status: confirmed.has(executionId) ? 'queued' : 'pending',
     execution_id: executionId,
     execution_key: executionKey,
     scheduler_id: schedulerId,

@@ -142,7 +142,12 @@ export const REPORT_GENERATE_RESPONSES: ResponsesObject = {
           type: 'object',
           title: 'ReportQueued',
           properties: {
-            status: {type: 'string', enum: ['queued']},
+            status: {
+              type: 'string',
+              enum: ['queued', 'pending'],
+              description:
+                "queued: the broker confirmed the task; pending: no confirm came, the producer's sweeper publishes the stored run within CRON_SWEEP_AFTER_MS",
+            },
             execution_id: {type: 'integer'},
             execution_key: {type: 'string'},
             scheduler_id: {type: 'integer'},

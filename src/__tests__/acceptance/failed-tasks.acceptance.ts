@@ -6,7 +6,9 @@ import {
   drainQueue,
   resetBroker,
   vhostConnectionNames,
+  withChannel,
 } from '../fixtures/test-broker';
+import {ageClaims, givenProducer} from '../fixtures/test-producer';
 import {givenCatalog, truncateAll, sql} from '../fixtures/test-database';
 
 describe('failed tasks and run history API', () => {
@@ -124,6 +126,76 @@ describe('failed tasks and run history API', () => {
     expect(JSON.parse(second.content.toString()).params_scheduler).to.equal(
       '{"batch":5}',
     );
+  });
+
+  it('keeps a re-drive whose publish was not confirmed (202 pending); the sweeper sends its edited payload, and the next re-drive gets the next key', async () => {
+    const id = await givenFailedTask();
+    // No queue takes the message: it comes back, so no confirm counts.
+    await withChannel(channel => channel.deleteQueue(TASK_QUEUE));
+    const res = await asUser(given.client, team.operator)
+      .post(`/api/failed-tasks/${id}/redrive`)
+      .send({params: {batch: 1}})
+      .expect(202);
+    expect(res.body).to.containDeep({
+      execution_key: `redrive-${id}-1`,
+      status: 'pending',
+    });
+    const [run] = await sql<{status: string; payload: object}>(
+      'SELECT status, payload FROM scheduler_execution WHERE id = $1',
+      [res.body.execution_id],
+    );
+    expect(run.status).to.equal('claimed');
+    expect(
+      (
+        await sql('SELECT redrive_count FROM failed_task WHERE id = $1', [id])
+      )[0],
+    ).to.deepEqual({redrive_count: 1});
+
+    await resetBroker();
+    const p = await givenProducer({cronCatchUpMinutes: 0});
+    try {
+      await ageClaims(60);
+      const tick = await p.producer.tick(new Date());
+      expect(tick.swept).to.equal(1);
+    } finally {
+      await p.stop();
+    }
+    const [message] = await drainQueue(TASK_QUEUE);
+    expect(JSON.parse(message.content.toString()).params_scheduler).to.equal(
+      '{"batch":1}',
+    );
+
+    const again = await asUser(given.client, team.operator)
+      .post(`/api/failed-tasks/${id}/redrive`)
+      .expect(202);
+    expect(again.body).to.containDeep({
+      execution_key: `redrive-${id}-2`,
+      status: 'published',
+    });
+  });
+
+  it('gives concurrent re-drives of one failed task distinct keys', async () => {
+    const id = await givenFailedTask();
+    const results = await Promise.all(
+      [1, 2, 3, 4, 5].map(() =>
+        asUser(given.client, team.operator)
+          .post(`/api/failed-tasks/${id}/redrive`)
+          .expect(202),
+      ),
+    );
+    expect(results.map(r => r.body.execution_key).sort()).to.deepEqual(
+      [1, 2, 3, 4, 5].map(n => `redrive-${id}-${n}`),
+    );
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(5);
+  });
+
+  it('refuses edited worker params whose keys would become options (422)', async () => {
+    const id = await givenFailedTask();
+    await asUser(given.client, team.operator)
+      .post(`/api/failed-tasks/${id}/redrive`)
+      .send({params: {'--force': true}})
+      .expect(422);
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
   });
 
   it('shares one broker connection across re-drives and closes it when the app stops', async () => {

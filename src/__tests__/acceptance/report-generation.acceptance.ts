@@ -11,7 +11,7 @@ import {TASK_QUEUE} from '../../queue/topology';
 import {pdfText} from '../fixtures/pdf-text';
 import {asUser, givenTeam, Team} from '../fixtures/security';
 import {givenRunningApp, givenTestConfig, TestApp} from '../fixtures/test-app';
-import {drainQueue, resetBroker} from '../fixtures/test-broker';
+import {drainQueue, resetBroker, withChannel} from '../fixtures/test-broker';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
 import {emailsOf, givenPeople, People} from '../fixtures/test-people';
 import {
@@ -296,6 +296,29 @@ describe('POST /reports/generate', () => {
       scheduler_id: res.body.scheduler_id,
     });
     expect(JSON.parse(task.params_scheduler)).to.deepEqual(body);
+  });
+
+  it('keeps a queued report whose publish was not confirmed (202 pending), with its message stored for the sweeper', async () => {
+    await withChannel(channel => channel.deleteQueue(TASK_QUEUE));
+    const body = {
+      controller: 'ExecutionsReport',
+      options_interface: {delivery: {email: true}},
+    };
+    const res = await operator()
+      .post('/api/reports/generate')
+      .send(body)
+      .expect(202);
+    expect(res.body.status).to.equal('pending');
+    const [run] = await sql<{status: string; payload: {type: string}}>(
+      'SELECT status, payload FROM scheduler_execution WHERE id = $1',
+      [res.body.execution_id],
+    );
+    expect(run.status).to.equal('claimed');
+    expect(run.payload).to.containDeep({
+      type: 'report',
+      scheduler_id: res.body.scheduler_id,
+    });
+    await resetBroker();
   });
 
   it('refuses to queue what cannot be delivered or run later', async () => {
