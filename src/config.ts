@@ -66,6 +66,8 @@ export interface AppConfig {
   cronLedgerDurableCommit: boolean;
   /** Run time limit of a task unless its worker sets its own. */
   cronTaskTimeoutMs: number;
+  /** Output of a worker or report run logged at most; the rest is dropped. */
+  taskOutputMaxBytes: number;
   /** On shutdown, how long the running task may take to finish. */
   cronShutdownGraceMs: number;
   /** The environment of worker and report processes: never the service's secrets. */
@@ -111,6 +113,10 @@ export interface StayAliveConfig {
   stableMs: number;
   /** After SIGTERM, how long a worker gets before SIGKILL. */
   stopGraceMs: number;
+  /** STAY_ALIVE_MAX: stay-alive schedulers the whole installation may have. */
+  maxWorkers: number;
+  /** TASK_OUTPUT_MAX_BYTES: output logged per start of a worker. */
+  outputMaxBytes: number;
 }
 
 /** Simulated time = origin + (real time - origin) * scale. */
@@ -280,6 +286,15 @@ export function reportChildEnv(config: AppConfig): Record<string, string> {
   };
 }
 
+function readTaskOutputMaxBytes(env: Env): number {
+  return read(
+    env,
+    'TASK_OUTPUT_MAX_BYTES',
+    1024 * 1024,
+    integer(1024, 256 * 1024 * 1024),
+  );
+}
+
 function readStayAlive(env: Env): StayAliveConfig {
   const restartDelayMs = read(
     env,
@@ -321,6 +336,8 @@ function readStayAlive(env: Env): StayAliveConfig {
       10_000,
       integer(0, 10 * 60 * 1000),
     ),
+    maxWorkers: read(env, 'STAY_ALIVE_MAX', 20, integer(0, 1000)),
+    outputMaxBytes: readTaskOutputMaxBytes(env),
   };
 }
 
@@ -386,6 +403,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       600_000,
       integer(100, 29 * 60 * 1000),
     ),
+    taskOutputMaxBytes: readTaskOutputMaxBytes(env),
     cronShutdownGraceMs: read(
       env,
       'CRON_SHUTDOWN_GRACE_MS',

@@ -12,6 +12,7 @@ import {AmqpConnection} from '../queue/amqp-connection';
 import type {TaskType} from '../queue/task-message';
 import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
 import {FailedTaskConsumer} from './failed-task-consumer';
+import {isCrashLooping} from './crash-loop-guard';
 import {createLedgerPool, RunLedger} from './run-ledger';
 import {TaskConsumer} from './task-consumer';
 
@@ -50,11 +51,12 @@ export class ConsumerObserver implements LifeCycleObserver {
     const {config} = this;
     const settings = retrySettings(config);
     this.pool = createPool(config.databaseUrl, this.logger);
-    this.ledgerPool = createLedgerPool(
+    const ledgerPool = createLedgerPool(
       config.databaseUrl,
       this.logger,
       config.cronLedgerDurableCommit,
     );
+    this.ledgerPool = ledgerPool;
     this.connection = new AmqpConnection(config.amqpUrl, this.logger, {
       onConnect: connection =>
         assertTopology(
@@ -66,10 +68,13 @@ export class ConsumerObserver implements LifeCycleObserver {
       defaultTimeoutMs: config.cronTaskTimeoutMs,
       killGraceMs: KILL_GRACE_MS,
       env: config.childEnv,
+      outputMaxBytes: config.taskOutputMaxBytes,
     };
     this.tasks = new TaskConsumer({
       connection: this.connection,
-      ledger: new RunLedger(this.ledgerPool),
+      ledger: new RunLedger(ledgerPool),
+      isCrashLooping: (id, retryCount) =>
+        isCrashLooping(ledgerPool, id, retryCount),
       executors: {
         worker: new WorkerExecutor(this.pool, {
           ...childOptions,

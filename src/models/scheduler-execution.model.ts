@@ -1,5 +1,6 @@
 import {Entity, model, property} from '@loopback/repository';
 import {
+  booleanColumn,
   idColumn,
   integerColumn,
   referenceColumn,
@@ -92,6 +93,15 @@ export class SchedulerExecution extends Entity {
     }),
   )
   last_retry_count?: number | null;
+
+  @property(
+    booleanColumn('output_truncated', {
+      required: false,
+      description:
+        'True when the run printed more than TASK_OUTPUT_MAX_BYTES and the rest was dropped',
+    }),
+  )
+  output_truncated?: boolean;
 
   constructor(data?: Partial<SchedulerExecution>) {
     super(data);

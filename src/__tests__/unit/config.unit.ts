@@ -258,6 +258,8 @@ describe('loadConfig', () => {
       restartMaxDelayMs: 60000,
       stableMs: 60000,
       stopGraceMs: 10000,
+      maxWorkers: 20,
+      outputMaxBytes: 1048576,
     });
     const config = loadConfig({
       APP_MODE: 'stay-alive',
