@@ -7,6 +7,7 @@ import {schedulerRuleErrors} from '../validation/scheduler-rules';
 import {fieldError, validationError} from '../validation/validation-error';
 import {repositoryOf} from './hook-helpers';
 import {reportParamErrors} from './scheduler-report-check';
+import {assertStayAliveAllowed} from './stay-alive-limits';
 
 const TASK_REFERENCES = [
   ['report_id', 'Report'],
@@ -53,12 +54,16 @@ export const schedulerHooks: CrudHooks<Scheduler> = {
     }
     const record = {...fields, user_id: owner};
     await assertValid(record, ctx);
+    await assertStayAliveAllowed(record, true, ctx);
     return record;
   },
 
   /** Judged by what the scheduler would become, not by the patch alone. */
   async beforeUpdate(patch, current, ctx) {
-    await assertValid({...current.toJSON(), ...patch}, ctx);
+    const merged = {...current.toJSON(), ...patch};
+    await assertValid(merged, ctx);
+    const turnsOn = patch.stay_alive === true && !current.stay_alive;
+    await assertStayAliveAllowed(merged, turnsOn, ctx, current.id);
     return patch;
   },
 };
