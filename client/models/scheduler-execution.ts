@@ -33,6 +33,11 @@ export interface SchedulerExecution {
   last_retry_count?: number | null;
 
   /**
+   * True when the run printed more than TASK_OUTPUT_MAX_BYTES and the rest was dropped
+   */
+  output_truncated?: boolean;
+
+  /**
    * When the broker confirmed the task message
    */
   published_at?: string | null;
