@@ -104,7 +104,7 @@ export interface ReportConfig {
   maxRows: number;
   /** REPORT_MAX_BYTES: a rendered file larger than this fails likewise. */
   maxBytes: number;
-  /** REPORT_MAIL_ATTACHMENT_MAX_BYTES: larger files are not attached; a notice is sent. */
+  /** REPORT_ATTACH_MAX_BYTES: larger files are not attached; a notice is sent. */
   mailAttachmentMaxBytes: number;
   /** MAIL_OUTBOX_MAX_AGE: outbox files older than this (ms) are deleted. */
   outboxMaxAgeMs: number;
@@ -267,7 +267,7 @@ function readReports(env: Env): ReportConfig {
     ),
     mailAttachmentMaxBytes: read(
       env,
-      'REPORT_MAIL_ATTACHMENT_MAX_BYTES',
+      'REPORT_ATTACH_MAX_BYTES',
       10 * MIB,
       integer(1024, 1024 * MIB),
     ),
@@ -297,7 +297,7 @@ function reportLimitEnv(reports: ReportConfig): Record<string, string> {
   return {
     REPORT_MAX_ROWS: String(reports.maxRows),
     REPORT_MAX_BYTES: String(reports.maxBytes),
-    REPORT_MAIL_ATTACHMENT_MAX_BYTES: String(reports.mailAttachmentMaxBytes),
+    REPORT_ATTACH_MAX_BYTES: String(reports.mailAttachmentMaxBytes),
     MAIL_OUTBOX_MAX_AGE_MS: String(reports.outboxMaxAgeMs),
     MAIL_OUTBOX_MAX_BYTES: String(reports.outboxMaxBytes),
   };

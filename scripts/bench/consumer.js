@@ -141,6 +141,7 @@ async function main() {
           defaultTimeoutMs: 10_000,
           killGraceMs: 500,
           env: config.childEnv,
+          outputMaxBytes: config.taskOutputMaxBytes,
         }),
       ),
     },

@@ -3,7 +3,7 @@ import {once} from 'node:events';
 import {Writable} from 'node:stream';
 import type {ReportRow} from './report';
 
-/** REPORT_MAX_ROWS, REPORT_MAX_BYTES and REPORT_MAIL_ATTACHMENT_MAX_BYTES. */
+/** REPORT_MAX_ROWS, REPORT_MAX_BYTES and REPORT_ATTACH_MAX_BYTES. */
 export interface ReportLimits {
   maxRows: number;
   maxBytes: number;

@@ -182,7 +182,7 @@ describe('report delivery (real SMTP server, real database)', () => {
     ]);
   });
 
-  it('mails a notice instead of an attachment over REPORT_MAIL_ATTACHMENT_MAX_BYTES', async () => {
+  it('mails a notice instead of an attachment over REPORT_ATTACH_MAX_BYTES', async () => {
     const smtp = await givenSmtpServer();
     cleanups.push(smtp.close);
     await deliver(services(smtp.url, {mailAttachmentMaxBytes: 1024}), {
