@@ -10,7 +10,8 @@ const NEWLINE = 0x0a;
 
 /**
  * How much output one run may log, shared by its stdout and stderr. Once
- * spent, further output is read and dropped, and `onCut` is called once.
+ * spent, further output is read and dropped; `onCut` is called once, the
+ * first time any output is dropped (this, or the rest of a long line).
  */
 export class OutputBudget {
   private used = 0;
@@ -21,15 +22,19 @@ export class OutputBudget {
     private readonly onCut: () => void = () => undefined,
   ) {}
 
-  /** How many of `bytes` may still be logged; marks the budget cut when short. */
+  /** How many of `bytes` may still be logged; marks the output cut when short. */
   take(bytes: number): number {
     const granted = Math.max(0, Math.min(bytes, this.maxBytes - this.used));
     this.used += granted;
-    if (granted < bytes && !this.cut) {
-      this.cut = true;
-      this.onCut();
-    }
+    if (granted < bytes) this.markCut();
     return granted;
+  }
+
+  /** Some output was dropped (a long line's rest, or past the budget). */
+  markCut(): void {
+    if (this.cut) return;
+    this.cut = true;
+    this.onCut();
   }
 
   get exhausted(): boolean {
@@ -70,6 +75,7 @@ export function logBoundedLines(
     const wasCut = lineCut;
     lineCut = false;
     pending = false;
+    if (wasCut) budget.markCut();
     // The newline counts too, so an empty line still costs a byte.
     const granted = budget.take(line.length + 1);
     if (granted === 0) return;
