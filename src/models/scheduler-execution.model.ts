@@ -103,6 +103,23 @@ export class SchedulerExecution extends Entity {
   )
   output_truncated?: boolean;
 
+  @property(
+    integerColumn('unfinished_starts', {
+      required: false,
+      jsonSchema: {nullable: false},
+      description:
+        'Redelivered starts of the current attempt whose previous start had no outcome (its consumer died); at 2 the run is parked',
+    }),
+  )
+  unfinished_starts?: number;
+
+  @property(
+    integerColumn('unfinished_retry_count', {
+      description: 'The retry count that unfinished_starts counts for',
+    }),
+  )
+  unfinished_retry_count?: number | null;
+
   constructor(data?: Partial<SchedulerExecution>) {
     super(data);
   }
