@@ -53,4 +53,14 @@ export interface SchedulerExecution {
    * claimed, published, running, retrying, succeeded or failed
    */
   status?: string;
+
+  /**
+   * The retry count that unfinished_starts counts for
+   */
+  unfinished_retry_count?: number | null;
+
+  /**
+   * Redelivered starts of the current attempt whose previous start had no outcome (its consumer died); at 2 the run is parked
+   */
+  unfinished_starts?: number;
 }
