@@ -74,6 +74,8 @@ export interface AppConfig {
   cronLedgerDurableCommit: boolean;
   /** Run time limit of a task unless its worker sets its own. */
   cronTaskTimeoutMs: number;
+  /** Output of a worker or report run logged at most; the rest is dropped. */
+  taskOutputMaxBytes: number;
   /** On shutdown, how long the running task may take to finish. */
   cronShutdownGraceMs: number;
   /** The environment of worker and report processes: never the service's secrets. */
@@ -106,6 +108,18 @@ export interface ReportConfig {
   mailOutboxDir: string;
   /** How long POST /reports/generate may run an instant report. */
   instantTimeoutMs: number;
+  /** REPORT_MAX_ROWS: a report with more rows fails with a clear error. */
+  maxRows: number;
+  /** REPORT_MAX_BYTES: a rendered file larger than this fails likewise. */
+  maxBytes: number;
+  /** REPORT_ATTACH_MAX_BYTES: larger files are not attached; a notice is sent. */
+  mailAttachmentMaxBytes: number;
+  /** MAIL_OUTBOX_MAX_AGE: outbox files older than this (ms) are deleted. */
+  outboxMaxAgeMs: number;
+  /** MAIL_OUTBOX_MAX_BYTES: the oldest outbox files go until it holds no more. */
+  outboxMaxBytes: number;
+  /** REPORT_MAX_QUEUED_PER_USER: queued reports one user may have waiting at once. */
+  maxQueuedPerUser: number;
 }
 
 export interface StayAliveConfig {
@@ -119,6 +133,10 @@ export interface StayAliveConfig {
   stableMs: number;
   /** After SIGTERM, how long a worker gets before SIGKILL. */
   stopGraceMs: number;
+  /** STAY_ALIVE_MAX: stay-alive schedulers the whole installation may have. */
+  maxWorkers: number;
+  /** TASK_OUTPUT_MAX_BYTES: output logged per start of a worker. */
+  outputMaxBytes: number;
 }
 
 /** Simulated time = origin + (real time - origin) * scale. */
@@ -228,6 +246,8 @@ function adminPassword(raw: string, name: string): string {
   return raw;
 }
 
+const MIB = 1024 * 1024;
+
 function readReports(env: Env): ReportConfig {
   return {
     smtpUrl: readOptional(env, 'SMTP_URL', url(['smtp:', 'smtps:'])),
@@ -242,6 +262,48 @@ function readReports(env: Env): ReportConfig {
       60_000,
       integer(1000, 10 * 60 * 1000),
     ),
+    maxRows: read(env, 'REPORT_MAX_ROWS', 250_000, integer(1, 10_000_000)),
+    maxBytes: read(
+      env,
+      'REPORT_MAX_BYTES',
+      100 * MIB,
+      integer(1024, 10 * 1024 * MIB),
+    ),
+    mailAttachmentMaxBytes: read(
+      env,
+      'REPORT_ATTACH_MAX_BYTES',
+      10 * MIB,
+      integer(1024, 1024 * MIB),
+    ),
+    outboxMaxAgeMs: read(
+      env,
+      'MAIL_OUTBOX_MAX_AGE_MS',
+      7 * 24 * 60 * 60 * 1000,
+      integer(60_000, 365 * 24 * 60 * 60 * 1000),
+    ),
+    outboxMaxBytes: read(
+      env,
+      'MAIL_OUTBOX_MAX_BYTES',
+      256 * MIB,
+      integer(MIB, 100 * 1024 * MIB),
+    ),
+    maxQueuedPerUser: read(
+      env,
+      'REPORT_MAX_QUEUED_PER_USER',
+      3,
+      integer(1, 1000),
+    ),
+  };
+}
+
+/** The report limits a report child must apply too, as environment variables. */
+function reportLimitEnv(reports: ReportConfig): Record<string, string> {
+  return {
+    REPORT_MAX_ROWS: String(reports.maxRows),
+    REPORT_MAX_BYTES: String(reports.maxBytes),
+    REPORT_ATTACH_MAX_BYTES: String(reports.mailAttachmentMaxBytes),
+    MAIL_OUTBOX_MAX_AGE_MS: String(reports.outboxMaxAgeMs),
+    MAIL_OUTBOX_MAX_BYTES: String(reports.outboxMaxBytes),
   };
 }
 
@@ -292,8 +354,18 @@ export function reportChildEnv(config: AppConfig): Record<string, string> {
     CRON_TZ: config.cronTimeZone,
     MAIL_FROM: reports.mailFrom,
     MAIL_OUTBOX_DIR: reports.mailOutboxDir,
+    ...reportLimitEnv(reports),
     ...(reports.smtpUrl ? {SMTP_URL: reports.smtpUrl} : {}),
   };
+}
+
+function readTaskOutputMaxBytes(env: Env): number {
+  return read(
+    env,
+    'TASK_OUTPUT_MAX_BYTES',
+    1024 * 1024,
+    integer(1024, 256 * 1024 * 1024),
+  );
 }
 
 function readStayAlive(env: Env): StayAliveConfig {
@@ -337,6 +409,8 @@ function readStayAlive(env: Env): StayAliveConfig {
       10_000,
       integer(0, 10 * 60 * 1000),
     ),
+    maxWorkers: read(env, 'STAY_ALIVE_MAX', 20, integer(0, 1000)),
+    outputMaxBytes: readTaskOutputMaxBytes(env),
   };
 }
 
@@ -422,6 +496,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       600_000,
       integer(100, 29 * 60 * 1000),
     ),
+    taskOutputMaxBytes: readTaskOutputMaxBytes(env),
     cronShutdownGraceMs: read(
       env,
       'CRON_SHUTDOWN_GRACE_MS',

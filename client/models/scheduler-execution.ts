@@ -33,6 +33,11 @@ export interface SchedulerExecution {
   last_retry_count?: number | null;
 
   /**
+   * True when the run printed more than TASK_OUTPUT_MAX_BYTES and the rest was dropped
+   */
+  output_truncated?: boolean;
+
+  /**
    * When the broker's confirm of the task message arrived
    */
   published_at?: string | null;
@@ -53,4 +58,14 @@ export interface SchedulerExecution {
    * Why a run was skipped (its minute fell out of the catch-up window before it could be sent)
    */
   status_reason?: string | null;
+
+  /**
+   * The retry count that unfinished_starts counts for
+   */
+  unfinished_retry_count?: number | null;
+
+  /**
+   * Redelivered starts of the current attempt whose previous start had no outcome (its consumer died); at 2 the run is parked
+   */
+  unfinished_starts?: number;
 }

@@ -146,6 +146,7 @@ async function main() {
           defaultTimeoutMs: 10_000,
           killGraceMs: 500,
           env: config.childEnv,
+          outputMaxBytes: config.taskOutputMaxBytes,
         }),
       ),
     },

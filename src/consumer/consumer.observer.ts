@@ -12,6 +12,7 @@ import {AmqpConnection} from '../queue/amqp-connection';
 import type {TaskType} from '../queue/task-message';
 import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
 import {FailedTaskConsumer} from './failed-task-consumer';
+import {isCrashLooping} from './crash-loop-guard';
 import {createLedgerPool, RunLedger} from './run-ledger';
 import {TaskConsumer} from './task-consumer';
 
@@ -55,12 +56,13 @@ export class ConsumerObserver implements LifeCycleObserver {
       5,
       statementTimeout(config.dbStatementTimeoutMs),
     );
-    this.ledgerPool = createLedgerPool(
+    const ledgerPool = createLedgerPool(
       config.databaseUrl,
       this.logger,
       config.cronLedgerDurableCommit,
       config.dbStatementTimeoutMs,
     );
+    this.ledgerPool = ledgerPool;
     this.connection = new AmqpConnection(config.amqpUrl, this.logger, {
       onConnect: connection =>
         assertTopology(
@@ -72,11 +74,14 @@ export class ConsumerObserver implements LifeCycleObserver {
       defaultTimeoutMs: config.cronTaskTimeoutMs,
       killGraceMs: KILL_GRACE_MS,
       env: config.childEnv,
+      outputMaxBytes: config.taskOutputMaxBytes,
     };
     this.tasks = new TaskConsumer({
       connection: this.connection,
       // The consumer's main pool commits durably: it flushes start marks.
-      ledger: new RunLedger(this.ledgerPool, this.pool),
+      ledger: new RunLedger(ledgerPool, this.pool),
+      isCrashLooping: (id, retryCount) =>
+        isCrashLooping(ledgerPool, id, retryCount),
       executors: {
         worker: new WorkerExecutor(this.pool, {
           ...childOptions,

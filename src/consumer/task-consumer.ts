@@ -21,6 +21,7 @@ import {
   TaskExecutor,
 } from '../executors/task-executor';
 import {publishConfirmed} from './confirmed-publish';
+import {CRASH_LOOP_REASON} from './crash-loop-guard';
 import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
 import type {RunLedger, StartDecision} from './run-ledger';
 
@@ -32,6 +33,11 @@ export interface TaskConsumerOptions {
   prefetch: number;
   logger: Logger;
   clock?: () => Date;
+  /** For redeliveries: true when the run crash-looped its consumers (see crash-loop-guard). */
+  isCrashLooping?: (
+    executionId: number | undefined,
+    retryCount: number,
+  ) => Promise<boolean>;
 }
 
 type Headers = Record<string, unknown>;
@@ -198,6 +204,12 @@ export class TaskConsumer {
       ...(message.fields.redelivered ? {redelivered: true} : {}),
     });
     const {ledger} = this.options;
+    if (
+      message.fields.redelivered &&
+      (await this.parkIfCrashLooping(channel, message, task, retryCount))
+    ) {
+      return;
+    }
     const decision = await ledger.start(executionId, this.clock(), retryCount);
     if (decision !== 'run') {
       logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
@@ -303,6 +315,32 @@ export class TaskConsumer {
       retry_count: retryCount,
       duration_ms: Math.round(durationMs),
     });
+  }
+
+  /** Parks a run whose deliveries keep killing their consumer, instead of running it again. */
+  private async parkIfCrashLooping(
+    channel: ConfirmChannel,
+    message: ConsumeMessage,
+    task: TaskMessage,
+    retryCount: number,
+  ): Promise<boolean> {
+    const executionId = executionIdOf(message.properties.headers ?? {});
+    const check = this.options.isCrashLooping;
+    if (!check || !(await check(executionId, retryCount))) return false;
+    await this.park(channel, message, task, CRASH_LOOP_REASON, retryCount);
+    await this.options.ledger.finished(
+      executionId,
+      'failed',
+      this.clock(),
+      0,
+      CRASH_LOOP_REASON,
+    );
+    this.options.logger.error('Task parked: its deliveries crash-looped', {
+      scheduler_id: task.scheduler_id,
+      execution_id: executionId,
+      failed_reason: CRASH_LOOP_REASON,
+    });
+    return true;
   }
 
   /** Publishes the failed task message (confirmed), then acks the original. */

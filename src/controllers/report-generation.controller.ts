@@ -4,6 +4,7 @@ import {inject} from '@loopback/core';
 import {oas, post, requestBody, Response, RestBindings} from '@loopback/rest';
 import {SecurityBindings} from '@loopback/security';
 import {createReadStream} from 'node:fs';
+import {assertQueuedReportRoom} from '../reports/queued-report-limit';
 import {pipeline} from 'node:stream/promises';
 import type {CurrentUser} from '../auth/current-user';
 import {OPERATORS} from '../auth/roles';
@@ -110,6 +111,11 @@ export class ReportGenerationController {
           ],
         );
       }
+      await assertQueuedReportRoom(
+        services.db,
+        this.user.id,
+        this.reports.config.reports.maxQueuedPerUser,
+      );
       const publisher = await this.broker.taskPublisher();
       const queued = await queueReport(services.db, publisher, body, {
         userId: this.user.id,

@@ -1,6 +1,10 @@
 import type {ChildProcess} from 'node:child_process';
-import {createInterface} from 'node:readline';
 import type {Logger} from '../logging/logger';
+import {
+  DEFAULT_OUTPUT_MAX_BYTES,
+  logBoundedLines,
+  OutputBudget,
+} from './bounded-output';
 import {TaskAborted, TaskFailure} from './task-executor';
 
 export interface ChildOutcome {
@@ -16,24 +20,10 @@ export interface WatchOptions {
   /** After SIGTERM, how long before SIGKILL. */
   killGraceMs: number;
   signal: AbortSignal;
-}
-
-const MAX_LINE = 4000;
-
-/** Logs each line a child writes to `stream`, cut at 4000 characters. */
-export function logLines(
-  stream: NodeJS.ReadableStream | null,
-  name: string,
-  logger: Logger,
-  msg = 'Task output',
-) {
-  if (!stream) return;
-  createInterface({input: stream, crlfDelay: Infinity}).on('line', line =>
-    logger.info(msg, {
-      stream: name,
-      line: line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line,
-    }),
-  );
+  /** Output logged per run (stdout and stderr together); the rest is dropped. */
+  outputMaxBytes?: number;
+  /** Called once when the run's output is cut. */
+  onOutputCut?: () => void;
 }
 
 /**
@@ -47,8 +37,13 @@ export function watchChild(
   child: ChildProcess,
   options: WatchOptions,
 ): Promise<ChildOutcome> {
-  logLines(child.stdout, 'stdout', options.logger);
-  logLines(child.stderr, 'stderr', options.logger);
+  const budget = new OutputBudget(
+    options.outputMaxBytes ?? DEFAULT_OUTPUT_MAX_BYTES,
+    options.onOutputCut,
+  );
+  for (const name of ['stdout', 'stderr'] as const) {
+    logBoundedLines(child[name], {name, logger: options.logger, budget});
+  }
   let stoppedBy: 'timeout' | 'shutdown' | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   const terminate = (reason: 'timeout' | 'shutdown') => {

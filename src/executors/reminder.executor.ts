@@ -1,10 +1,12 @@
 import type {Pool} from 'pg';
+import {MAX_REMINDER_MESSAGE_LENGTH} from '../validation/scheduler-rules';
 import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
 
 /**
  * Sends a reminder as web notifications: one per active recipient, the
  * reminder's users plus the members of its groups, each user once. The
- * params' `message` overrides the reminder's own.
+ * params' `message` overrides the reminder's own. Bodies are plain text,
+ * stored as given: whoever shows them must not render them as HTML.
  */
 export class ReminderExecutor implements TaskExecutor {
   constructor(private readonly pool: Pool) {}
@@ -18,7 +20,17 @@ export class ReminderExecutor implements TaskExecutor {
       throw new TaskFailure(`reminder ${context.message.id} does not exist`);
     }
     const override = context.params.message;
-    const body = typeof override === 'string' ? override : reminders[0].message;
+    // Saving checks it too; this guards schedulers saved before that check.
+    if (
+      override !== undefined &&
+      (typeof override !== 'string' ||
+        override.length > MAX_REMINDER_MESSAGE_LENGTH)
+    ) {
+      throw new TaskFailure(
+        `params.message must be plain text of at most ${MAX_REMINDER_MESSAGE_LENGTH} characters`,
+      );
+    }
+    const body = override ?? reminders[0].message;
     const {rowCount} = await this.pool.query(
       `WITH r AS (SELECT user_ids, group_ids FROM reminder WHERE id = $1),
             recipients AS (

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type {Pool} from 'pg';
 import type {ReportRequest} from '../reports/report';
 import {watchChild} from './child-process';
+import {outputCutHandler} from './output-cut-note';
 import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
 
 export const REPORT_CHILD = path.resolve(
@@ -20,6 +21,8 @@ export interface ReportExecutorOptions {
   defaultTimeoutMs: number;
   killGraceMs: number;
   env: Record<string, string>;
+  /** TASK_OUTPUT_MAX_BYTES: output logged per run. */
+  outputMaxBytes: number;
 }
 
 /**
@@ -80,6 +83,12 @@ export class ReportExecutor implements TaskExecutor {
       timeoutMs: this.options.defaultTimeoutMs,
       killGraceMs: this.options.killGraceMs,
       signal: context.signal,
+      outputMaxBytes: this.options.outputMaxBytes,
+      onOutputCut: outputCutHandler(
+        this.pool,
+        context,
+        this.options.outputMaxBytes,
+      ),
     });
     child.send({type: 'run', request});
     const {code} = await outcome;

@@ -1,5 +1,6 @@
 import type {Pool} from 'pg';
 import {watchChild} from './child-process';
+import {outputCutHandler} from './output-cut-note';
 import {spawnTiedToParent} from './tied-spawn';
 import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
 import {resolveWorkerCommand} from './worker-command';
@@ -10,6 +11,8 @@ export interface WorkerExecutorOptions {
   killGraceMs: number;
   /** The environment workers get: no secrets of the service. */
   env: Record<string, string>;
+  /** TASK_OUTPUT_MAX_BYTES: output logged per run. */
+  outputMaxBytes: number;
 }
 
 /** `key=value` per params entry (strings as they are, others as JSON), then `scheduler_id=<id>`. */
@@ -83,6 +86,12 @@ export class WorkerExecutor implements TaskExecutor {
       timeoutMs,
       killGraceMs: this.options.killGraceMs,
       signal: context.signal,
+      outputMaxBytes: this.options.outputMaxBytes,
+      onOutputCut: outputCutHandler(
+        this.pool,
+        context,
+        this.options.outputMaxBytes,
+      ),
     });
     if (code !== 0) throw new TaskFailure(`worker exited with code ${code}`);
   }

@@ -1,5 +1,6 @@
 import {Entity, model, property} from '@loopback/repository';
 import {
+  booleanColumn,
   idColumn,
   integerColumn,
   referenceColumn,
@@ -103,6 +104,32 @@ export class SchedulerExecution extends Entity {
     }),
   )
   last_retry_count?: number | null;
+
+  @property(
+    booleanColumn('output_truncated', {
+      required: false,
+      description:
+        'True when the run printed more than TASK_OUTPUT_MAX_BYTES and the rest was dropped',
+    }),
+  )
+  output_truncated?: boolean;
+
+  @property(
+    integerColumn('unfinished_starts', {
+      required: false,
+      jsonSchema: {nullable: false},
+      description:
+        'Redelivered starts of the current attempt whose previous start had no outcome (its consumer died); at 2 the run is parked',
+    }),
+  )
+  unfinished_starts?: number;
+
+  @property(
+    integerColumn('unfinished_retry_count', {
+      description: 'The retry count that unfinished_starts counts for',
+    }),
+  )
+  unfinished_retry_count?: number | null;
 
   constructor(data?: Partial<SchedulerExecution>) {
     super(data);

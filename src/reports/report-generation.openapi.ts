@@ -156,4 +156,8 @@ export const REPORT_GENERATE_RESPONSES: ResponsesObject = {
       },
     },
   },
+  '429': {
+    description:
+      'The caller already has REPORT_MAX_QUEUED_PER_USER queued reports waiting; see Retry-After',
+  },
 };

@@ -51,6 +51,7 @@ export class ReportGenerationService implements LifeCycleObserver {
       mailer: this.mailer,
       logger: this.logger,
       timeZone: this.config.cronTimeZone,
+      limits: this.config.reports,
     };
   }
 

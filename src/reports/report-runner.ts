@@ -1,4 +1,3 @@
-import {createWriteStream} from 'node:fs';
 import {mkdtemp, rm, stat} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
@@ -6,7 +5,11 @@ import type {Pool} from 'pg';
 import type {Logger} from '../logging/logger';
 import {notifyUsers} from './delivery/notifier';
 import {Recipient, resolveRecipients} from './delivery/recipients';
-import type {MailReceipt, ReportMailer} from './delivery/report-mailer';
+import type {
+  MailReceipt,
+  ReportMail,
+  ReportMailer,
+} from './delivery/report-mailer';
 import {sanitiseFileName} from './file-name';
 import {findReport} from './registry';
 import {
@@ -15,6 +18,7 @@ import {
   ReportRequest,
   ReportRow,
 } from './report';
+import {capRows, cappedFileWriter, ReportLimits} from './report-limits';
 import {parseReportOptions, ReportOptions} from './report-options';
 import {RENDERERS, ReportRenderer} from './renderers';
 import {
@@ -32,6 +36,7 @@ export interface ReportServices {
   logger: Logger;
   /** CRON_TZ */
   timeZone: string;
+  limits: ReportLimits;
 }
 
 /** A request that passed every boundary check, ready to render. */
@@ -184,16 +189,19 @@ export async function renderReport(
       title: prepared.definition.title,
       subtitle: `${prepared.definition.description}. Generated ${prepared.now.toISOString()}`,
       columns: prepared.definition.columns,
-      rows: guarded(
-        prepared.definition.rows(prepared.params as never, {
-          db: services.db,
-          now: prepared.now,
-          timeZone: services.timeZone,
-        }),
-        signal,
+      rows: capRows(
+        guarded(
+          prepared.definition.rows(prepared.params as never, {
+            db: services.db,
+            now: prepared.now,
+            timeZone: services.timeZone,
+          }),
+          signal,
+        ),
+        services.limits.maxRows,
       ),
     },
-    createWriteStream(file),
+    cappedFileWriter(file, services.limits.maxBytes),
   );
   return {
     path: file,
@@ -201,6 +209,27 @@ export async function renderReport(
     contentType: prepared.renderer.contentType,
     rows,
     bytes: (await stat(file)).size,
+  };
+}
+
+/** The file as attachment, or a notice when it is over the attachment cap. */
+function mailBody(
+  title: string,
+  rendered: RenderedReport,
+  maxAttachmentBytes: number,
+): Pick<ReportMail, 'text' | 'attachment'> {
+  if (rendered.bytes > maxAttachmentBytes) {
+    return {
+      text: `The report "${title}" (${rendered.rows} rows, ${rendered.bytes} bytes) was too large to attach: e-mail attachments are limited to ${maxAttachmentBytes} bytes. Download it from the service instead.`,
+    };
+  }
+  return {
+    text: `The report "${title}" (${rendered.rows} rows) is attached as ${rendered.filename}.`,
+    attachment: {
+      filename: rendered.filename,
+      path: rendered.path,
+      contentType: rendered.contentType,
+    },
   };
 }
 
@@ -219,12 +248,7 @@ export async function deliverReport(
       receipt.email = await services.mailer.send({
         to: recipients.map(r => r.email),
         subject: `Report: ${title}`,
-        text: `The report "${title}" (${rendered.rows} rows) is attached as ${rendered.filename}.`,
-        attachment: {
-          filename: rendered.filename,
-          path: rendered.path,
-          contentType: rendered.contentType,
-        },
+        ...mailBody(title, rendered, services.limits.mailAttachmentMaxBytes),
       });
     } catch (error) {
       services.logger.error('Report e-mail failed', {

@@ -10,6 +10,7 @@ import {
 import {fieldError, validationError} from '../validation/validation-error';
 import {repositoryOf} from './hook-helpers';
 import {reportParamErrors} from './scheduler-report-check';
+import {assertStayAliveAllowed} from './stay-alive-limits';
 
 const TASK_REFERENCES = [
   ['report_id', 'Report'],
@@ -67,6 +68,7 @@ export const schedulerHooks: CrudHooks<Scheduler> = {
     }
     const record = {...fields, user_id: owner};
     await assertValid(record, ctx, fields.date_time);
+    await assertStayAliveAllowed(record, true, ctx);
     return record;
   },
 
@@ -77,6 +79,8 @@ export const schedulerHooks: CrudHooks<Scheduler> = {
     const armed =
       patch.date_time !== undefined || resumed ? record.date_time : undefined;
     await assertValid(record, ctx, armed);
+    const turnsOn = patch.stay_alive === true && !current.stay_alive;
+    await assertStayAliveAllowed(record, turnsOn, ctx, current.id);
     return patch;
   },
 };

@@ -1,5 +1,9 @@
 import type {ChildProcess} from 'node:child_process';
-import {logLines} from '../executors/child-process';
+import {
+  DEFAULT_OUTPUT_MAX_BYTES,
+  logBoundedLines,
+  OutputBudget,
+} from '../executors/bounded-output';
 import {spawnTiedToParent} from '../executors/tied-spawn';
 import type {Logger} from '../logging/logger';
 import {RestartBackoff, BackoffSettings} from './restart-backoff';
@@ -18,6 +22,8 @@ export interface SupervisedWorkerOptions {
   stopGraceMs: number;
   timers: Timers;
   logger: Logger;
+  /** Output logged per start of the worker; the rest is dropped. */
+  outputMaxBytes?: number;
 }
 
 /**
@@ -61,8 +67,7 @@ export class SupervisedWorker {
     this.child = child;
     this.starts++;
     this.startedAt = this.options.timers.now();
-    logLines(child.stdout, 'stdout', this.logger, 'Stay-alive worker output');
-    logLines(child.stderr, 'stderr', this.logger, 'Stay-alive worker output');
+    this.logOutput(child);
     let settled = false;
     this.exited = new Promise(resolve => {
       const onEnd = (
@@ -90,6 +95,20 @@ export class SupervisedWorker {
         command: executable,
         start: this.starts,
       });
+    }
+  }
+
+  private logOutput(child: ChildProcess): void {
+    const budget = new OutputBudget(
+      this.options.outputMaxBytes ?? DEFAULT_OUTPUT_MAX_BYTES,
+      () =>
+        this.logger.warn('Stay-alive worker output cut', {
+          max_bytes: budget.maxBytes,
+        }),
+    );
+    for (const name of ['stdout', 'stderr'] as const) {
+      const msg = 'Stay-alive worker output';
+      logBoundedLines(child[name], {name, logger: this.logger, budget, msg});
     }
   }
 

@@ -121,6 +121,7 @@ export class StayAliveSupervisor {
           stableMs: this.options.settings.stableMs,
         },
         stopGraceMs: this.options.settings.stopGraceMs,
+        outputMaxBytes: this.options.settings.outputMaxBytes,
         timers: this.timers,
         logger: this.options.logger,
       });

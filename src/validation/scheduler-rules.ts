@@ -7,7 +7,6 @@ import {fieldError} from './validation-error';
 
 /** The fields the cross-field rules look at, as stored or as merged by PATCH. */
 export interface SchedulerShape {
-  params?: Record<string, unknown> | null;
   schedule?: string | null;
   timezone?: string | null;
   date_time?: Date | string | null;
@@ -15,7 +14,11 @@ export interface SchedulerShape {
   report_id?: number | null;
   worker_id?: number | null;
   reminder_id?: number | null;
+  params?: Record<string, unknown> | null;
 }
+
+/** The longest reminder message, as the Reminder model allows. */
+export const MAX_REMINDER_MESSAGE_LENGTH = 10_000;
 
 const TASK_FIELDS = ['report_id', 'worker_id', 'reminder_id'] as const;
 
@@ -115,8 +118,30 @@ function workerParamErrors(record: SchedulerShape): ErrorDetail[] {
   );
 }
 
+/** A reminder's `params.message` overrides its message: the same limits apply. */
+function reminderMessageErrors(record: SchedulerShape): ErrorDetail[] {
+  if (!present(record.reminder_id)) return [];
+  const message = record.params?.message;
+  if (message === undefined) return [];
+  if (
+    typeof message === 'string' &&
+    message.length >= 1 &&
+    message.length <= MAX_REMINDER_MESSAGE_LENGTH
+  ) {
+    return [];
+  }
+  return [
+    fieldError(
+      'params/message',
+      'reminderMessage',
+      `a reminder's params.message must be plain text of 1 to ${MAX_REMINDER_MESSAGE_LENGTH} characters`,
+    ),
+  ];
+}
+
 export function schedulerRuleErrors(record: SchedulerShape): ErrorDetail[] {
   return [
+    ...reminderMessageErrors(record),
     ...taskKindErrors(record),
     ...workerParamErrors(record),
     ...timingErrors(record),

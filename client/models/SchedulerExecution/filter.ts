@@ -18,7 +18,10 @@ export interface Filter {
 'duration_ms'?: boolean;
 'last_error'?: boolean;
 'last_retry_count'?: boolean;
-} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'status_reason' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count'>);
+'output_truncated'?: boolean;
+'unfinished_starts'?: boolean;
+'unfinished_retry_count'?: boolean;
+} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'status_reason' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count' | 'output_truncated' | 'unfinished_starts' | 'unfinished_retry_count'>);
   limit?: number;
   offset?: number;
   order?: (string | Array<string>);

@@ -321,6 +321,40 @@ describe('POST /reports/generate', () => {
     await resetBroker();
   });
 
+  it('answers 429 with Retry-After once a user has REPORT_MAX_QUEUED_PER_USER reports waiting', async () => {
+    const max = givenTestConfig().reports.maxQueuedPerUser;
+    const body = {
+      controller: 'SelfCheckReport',
+      options_interface: {
+        delivery: {web_notification: true},
+        output: {file: {type: 'Attachment', format: 'CSV'}},
+      },
+    };
+    await sql(`UPDATE report SET controller = 'SelfCheckReport' WHERE id = 3`);
+    for (let i = 0; i < max; i++) {
+      await operator().post('/api/reports/generate').send(body).expect(202);
+    }
+    const res = await operator()
+      .post('/api/reports/generate')
+      .send(body)
+      .expect(429);
+    expect(res.headers['retry-after']).to.equal('60');
+    expect(res.body.error.message).to.match(/REPORT_MAX_QUEUED_PER_USER/);
+    // Another user is not held back, and a finished report frees a place.
+    await asUser(given.client, team.admin)
+      .post('/api/reports/generate')
+      .send(body)
+      .expect(202);
+    await sql(
+      `UPDATE scheduler_execution SET status = 'succeeded'
+        WHERE id = (SELECT min(e.id) FROM scheduler_execution e
+                      JOIN scheduler s ON s.id = e.scheduler_id
+                     WHERE s.user_id = $1)`,
+      [team.operator.id],
+    );
+    await operator().post('/api/reports/generate').send(body).expect(202);
+  });
+
   it('refuses to queue what cannot be delivered or run later', async () => {
     const queued = (options: object, controller = 'ExecutionsReport') =>
       operator()

@@ -101,13 +101,19 @@ describe('Scheduler API', () => {
         params: {batch: 500},
       });
       expect(oneTime.date_time).to.equal('2027-03-01T08:30:00.000Z');
-      const stayAlive = await createScheduler({
-        schedule: undefined,
-        report_id: undefined,
-        worker_id: 4,
-        stay_alive: true,
-        status: true,
-      });
+      // Only admins may mark a scheduler stay-alive.
+      const {body: stayAlive} = await asUser(given.client, team.admin)
+        .post('/api/schedulers')
+        .send(
+          givenSchedulerBody({
+            schedule: undefined,
+            report_id: undefined,
+            worker_id: 4,
+            stay_alive: true,
+            status: true,
+          }),
+        )
+        .expect(201);
       expect(stayAlive).to.containDeep({
         stay_alive: true,
         schedule: null,

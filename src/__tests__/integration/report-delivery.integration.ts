@@ -1,5 +1,14 @@
 import {expect} from '@loopback/testlab';
-import {mkdtemp, readdir, readFile, rm} from 'node:fs/promises';
+import {
+  chmod,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
 import type {Pool} from 'pg';
@@ -16,6 +25,7 @@ import {
   ReportServices,
   ReportTimeoutError,
 } from '../../reports/report-runner';
+import {ReportTooLargeError} from '../../reports/report-limits';
 import {LogCapture} from '../fixtures/log-capture';
 import {sql, TEST_DATABASE_URL, truncateAll} from '../fixtures/test-database';
 import {emailsOf, givenPeople, People} from '../fixtures/test-people';
@@ -37,6 +47,9 @@ describe('report delivery (real SMTP server, real database)', () => {
     await rm(outbox, {recursive: true, force: true});
   });
   beforeEach(async () => {
+    for (const name of await readdir(outbox)) {
+      await rm(path.join(outbox, name), {force: true});
+    }
     await truncateAll();
     people = await givenPeople();
   });
@@ -44,16 +57,26 @@ describe('report delivery (real SMTP server, real database)', () => {
     for (const cleanup of cleanups.splice(0)) await cleanup();
   });
 
-  function services(smtpUrl?: string): ReportServices {
+  function services(
+    smtpUrl?: string,
+    limits: Partial<ReportConfig> = {},
+  ): ReportServices {
     const config: ReportConfig = {
       smtpUrl,
       mailFrom: 'reports@example.com',
       mailOutboxDir: outbox,
       instantTimeoutMs: 10_000,
+      maxRows: 1000,
+      maxBytes: 10 * 1024 * 1024,
+      mailAttachmentMaxBytes: 10 * 1024 * 1024,
+      outboxMaxAgeMs: 24 * 60 * 60 * 1000,
+      outboxMaxBytes: 64 * 1024 * 1024,
+      maxQueuedPerUser: 3,
+      ...limits,
     };
     const mailer = new ReportMailer(config, logs.logger);
     cleanups.push(async () => mailer.close());
-    return {db, mailer, logger: logs.logger, timeZone: 'UTC'};
+    return {db, mailer, logger: logs.logger, timeZone: 'UTC', limits: config};
   }
 
   /** Renders the self-check report and delivers it as `delivery` asks. */
@@ -124,6 +147,70 @@ describe('report delivery (real SMTP server, real database)', () => {
       logs.find('Report e-mail written to file (SMTP_URL is not set)'),
     ).to.have.length(1);
   });
+
+  it('keeps the outbox private: folder 0700, files 0600', async () => {
+    await chmod(outbox, 0o755);
+    await deliver(
+      services(undefined),
+      {email: true, deliver_to: {user_id: [people.bob]}},
+      'CSV',
+    );
+    expect((await stat(outbox)).mode & 0o777).to.equal(0o700);
+    for (const name of await readdir(outbox)) {
+      expect((await stat(path.join(outbox, name))).mode & 0o777).to.equal(
+        0o600,
+      );
+    }
+  });
+
+  it('prunes the outbox by age and by size after each write', async () => {
+    const old = path.join(outbox, 'old.eml');
+    await writeFile(old, 'x');
+    const monthAgo = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000);
+    await utimes(old, monthAgo, monthAgo);
+    const big = path.join(outbox, 'big.eml');
+    await writeFile(big, Buffer.alloc(300 * 1024));
+    const hourAgo = new Date(Date.now() - 60 * 60 * 1000);
+    await utimes(big, hourAgo, hourAgo);
+    const {receipt} = await deliver(
+      services(undefined, {outboxMaxBytes: 200 * 1024}),
+      {email: true, deliver_to: {user_id: [people.bob]}},
+      'CSV',
+    );
+    expect(await readdir(outbox)).to.deepEqual([
+      path.basename(receipt.email!.file!),
+    ]);
+  });
+
+  it('mails a notice instead of an attachment over REPORT_ATTACH_MAX_BYTES', async () => {
+    const smtp = await givenSmtpServer();
+    cleanups.push(smtp.close);
+    await deliver(services(smtp.url, {mailAttachmentMaxBytes: 1024}), {
+      email: true,
+      deliver_to: {user_id: [people.alice]},
+    });
+    const raw = smtp.received[0].raw.toString();
+    expect(raw).to.match(/too large to attach/);
+    expect(raw).to.not.match(/check-2026-11-21\.xlsx/);
+  });
+
+  for (const format of ['CSV', 'Excel', 'PDF']) {
+    it(`fails a ${format} report over REPORT_MAX_ROWS or REPORT_MAX_BYTES instead of sending it cut short`, async () => {
+      const smtp = await givenSmtpServer();
+      cleanups.push(smtp.close);
+      const delivery = {email: true, deliver_to: {user_id: [people.alice]}};
+      for (const limits of [{maxRows: 0}, {maxBytes: 10}]) {
+        const error = await deliver(
+          services(smtp.url, limits),
+          delivery,
+          format,
+        ).catch(e => e);
+        expect(error).to.be.instanceOf(ReportTooLargeError);
+        expect(error.message).to.match(/REPORT_MAX_(ROWS|BYTES)/);
+      }
+      expect(smtp.received).to.have.length(0);
+    });
+  }
 
   it('notifies each named user and active group member once', async () => {
     const {receipt} = await deliver(services(), {

@@ -65,6 +65,40 @@ describe('report renderers (files read back)', () => {
     );
   });
 
+  it('writes CSV that no spreadsheet evaluates as a formula and no reader splits on a lone CR', async () => {
+    const hostile = [
+      '=HYPERLINK("http://x")',
+      '+1+2',
+      '-2+3',
+      '@SUM(A1)',
+      '\tx',
+      '\rx',
+      'a\rb',
+      'c\nd',
+    ];
+    const rows: ReportRow[] = hostile.map((name, i) => ({
+      id: -(i + 1),
+      name,
+      at: null,
+      note: 'ok',
+    }));
+    const {file} = await render('CSV', rows);
+    const text = await readFile(file, 'utf8');
+    const records: string[][] = parse(text, {record_delimiter: '\r\n'});
+    expect(records.slice(1).map(r => r[1])).to.deepEqual(
+      hostile.map(value => (/^[=+\-@\t\r]/.test(value) ? `'${value}` : value)),
+    );
+    // Negative numbers stay numbers.
+    expect(records.slice(1).map(r => r[0])).to.deepEqual(
+      hostile.map((_, i) => String(-(i + 1))),
+    );
+    // A lone CR or LF never appears outside quotes: each record is one CRLF-ended line.
+    for (const line of text.split('\r\n').slice(1, -1)) {
+      expect(line.split(',')[1]).to.match(/^"|^[^\r\n]*$/);
+    }
+    expect(text).to.containEql('"a\rb"');
+  });
+
   it('writes .xlsx whose cells read back (with exceljs) as the source values', async () => {
     const rows = givenRows(300);
     const {count, file} = await render('Excel', rows);

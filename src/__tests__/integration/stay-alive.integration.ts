@@ -74,6 +74,8 @@ describe('stay-alive supervisor', () => {
         restartMaxDelayMs: 160,
         stableMs: 60_000,
         stopGraceMs: 2000,
+        maxWorkers: 20,
+        outputMaxBytes: 1024 * 1024,
         ...settings,
       },
       workersDir,

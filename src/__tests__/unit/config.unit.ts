@@ -275,6 +275,8 @@ describe('loadConfig', () => {
       restartMaxDelayMs: 60000,
       stableMs: 60000,
       stopGraceMs: 10000,
+      maxWorkers: 20,
+      outputMaxBytes: 1048576,
     });
     const config = loadConfig({
       APP_MODE: 'stay-alive',
@@ -325,6 +327,12 @@ describe('loadConfig', () => {
       mailFrom: 'task-scheduler@localhost',
       mailOutboxDir: path.resolve(__dirname, '../../../var/mail-outbox'),
       instantTimeoutMs: 60_000,
+      maxRows: 250_000,
+      maxBytes: 100 * 1024 * 1024,
+      mailAttachmentMaxBytes: 10 * 1024 * 1024,
+      outboxMaxAgeMs: 7 * 24 * 60 * 60 * 1000,
+      outboxMaxBytes: 256 * 1024 * 1024,
+      maxQueuedPerUser: 3,
     });
     expect(
       loadConfig({
@@ -332,13 +340,32 @@ describe('loadConfig', () => {
         MAIL_FROM: 'reports@example.com',
         MAIL_OUTBOX_DIR: '/var/spool/reports',
         REPORT_INSTANT_TIMEOUT_MS: '5000',
+        REPORT_MAX_ROWS: '1000',
+        REPORT_MAX_BYTES: '2048',
+        REPORT_ATTACH_MAX_BYTES: '1024',
+        MAIL_OUTBOX_MAX_AGE_MS: '60000',
+        MAIL_OUTBOX_MAX_BYTES: '1048576',
+        REPORT_MAX_QUEUED_PER_USER: '1',
       }).reports,
     ).to.deepEqual({
       smtpUrl: 'smtps://u:p@mail.example.com:465',
       mailFrom: 'reports@example.com',
       mailOutboxDir: '/var/spool/reports',
       instantTimeoutMs: 5000,
+      maxRows: 1000,
+      maxBytes: 2048,
+      mailAttachmentMaxBytes: 1024,
+      outboxMaxAgeMs: 60_000,
+      outboxMaxBytes: 1048576,
+      maxQueuedPerUser: 1,
     });
+    expect(() => loadConfig({REPORT_MAX_ROWS: '0'})).to.throw(
+      /REPORT_MAX_ROWS/,
+    );
+    expect(() => loadConfig({TASK_OUTPUT_MAX_BYTES: '10'})).to.throw(
+      /TASK_OUTPUT_MAX_BYTES/,
+    );
+    expect(() => loadConfig({STAY_ALIVE_MAX: '-1'})).to.throw(/STAY_ALIVE_MAX/);
   });
 
   it('gives report children the database, time zone and mail settings, never the JWT secret or broker URL', () => {

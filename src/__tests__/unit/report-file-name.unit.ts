@@ -28,6 +28,19 @@ describe('report file names', () => {
     }
   });
 
+  it('strips Unicode format characters and line/paragraph separators', () => {
+    expect(sanitiseFileName('invoice\u202Efdp.exe', 'pdf')).to.equal(
+      'invoicefdp.exe.pdf',
+    );
+    expect(
+      sanitiseFileName(
+        'a\u200Bb\u200Dc\u2066d\uFEFFe\u00ADf\u2028g\u2029h',
+        'csv',
+      ),
+    ).to.equal('abcdefgh.csv');
+    expect(sanitiseFileName('\u202E\u2029', 'csv')).to.equal('report.csv');
+  });
+
   it('cuts long names to the limit, extension included', () => {
     const safe = sanitiseFileName('x'.repeat(1000), 'xlsx');
     expect(safe).to.have.length(MAX_FILENAME_LENGTH);

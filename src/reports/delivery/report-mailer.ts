@@ -1,16 +1,21 @@
 import {randomUUID} from 'node:crypto';
-import {mkdir, writeFile} from 'node:fs/promises';
+import {createWriteStream} from 'node:fs';
+import {chmod, mkdir} from 'node:fs/promises';
 import path from 'node:path';
+import type {Readable} from 'node:stream';
+import {pipeline} from 'node:stream/promises';
 import nodemailer, {Transporter} from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type {ReportConfig} from '../../config';
 import type {Logger} from '../../logging/logger';
+import {pruneOutbox} from './outbox-pruner';
 
 export interface ReportMail {
   to: string[];
   subject: string;
   text: string;
-  attachment: {filename: string; path: string; contentType: string};
+  /** Absent when the file was too large to attach (the text says so). */
+  attachment?: {filename: string; path: string; contentType: string};
 }
 
 export interface MailReceipt {
@@ -32,6 +37,8 @@ const SMTP_TIMEOUTS = {
  * Sends report e-mails through SMTP_URL, or, when it is unset, writes each
  * message as an .eml file to MAIL_OUTBOX_DIR (a real default for a single
  * machine) and logs where. The SMTP URL (it may hold a password) is never logged.
+ * Messages are streamed, never held whole in memory; the outbox is private
+ * (folder 0700, files 0600) and pruned by age and size after each write.
  */
 export class ReportMailer {
   private readonly transporter: Transporter;
@@ -45,7 +52,7 @@ export class ReportMailer {
           url: config.smtpUrl,
           ...SMTP_TIMEOUTS,
         } satisfies SMTPTransport.Options)
-      : nodemailer.createTransport({streamTransport: true, buffer: true});
+      : nodemailer.createTransport({streamTransport: true, buffer: false});
   }
 
   async send(mail: ReportMail): Promise<MailReceipt> {
@@ -54,7 +61,7 @@ export class ReportMailer {
       to: mail.to,
       subject: mail.subject,
       text: mail.text,
-      attachments: [mail.attachment],
+      attachments: mail.attachment ? [mail.attachment] : [],
     });
     if (this.config.smtpUrl) {
       this.logger.info('Report e-mail sent', {
@@ -67,12 +74,22 @@ export class ReportMailer {
         recipients: mail.to.length,
       };
     }
-    await mkdir(this.config.mailOutboxDir, {recursive: true});
+    const dir = this.config.mailOutboxDir;
+    await mkdir(dir, {recursive: true, mode: 0o700});
+    await chmod(dir, 0o700);
     const file = path.join(
-      this.config.mailOutboxDir,
+      dir,
       `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.eml`,
     );
-    await writeFile(file, (info as unknown as {message: Buffer}).message);
+    await pipeline(
+      (info as unknown as {message: Readable}).message,
+      createWriteStream(file, {mode: 0o600}),
+    );
+    const pruned = await pruneOutbox(dir, {
+      maxAgeMs: this.config.outboxMaxAgeMs,
+      maxBytes: this.config.outboxMaxBytes,
+    });
+    if (pruned > 0) this.logger.info('Mail outbox pruned', {deleted: pruned});
     this.logger.info('Report e-mail written to file (SMTP_URL is not set)', {
       file,
       recipients: mail.to.length,

@@ -4,7 +4,11 @@ import {pipeline} from 'node:stream/promises';
 import type {ReportRow} from '../report';
 import {cellText, RenderInput, ReportRenderer} from './renderer';
 
-/** RFC 4180: CRLF line ends, a header line, fields quoted when they need it. */
+/**
+ * RFC 4180: CRLF line ends, a header line, fields quoted when they need it
+ * (any CR or LF included); text that a spreadsheet would run as a formula is
+ * prefixed with a quote (OWASP CSV injection).
+ */
 export const CsvRenderer: ReportRenderer = {
   contentType: 'text/csv; charset=utf-8',
   extension: 'csv',
@@ -14,7 +18,11 @@ export const CsvRenderer: ReportRenderer = {
     async function* records(rows: AsyncIterable<ReportRow>) {
       for await (const row of rows) {
         count++;
-        yield keys.map(key => cellText(row[key]));
+        // Numbers stay numbers so a negative one is not taken for a formula.
+        yield keys.map(key => {
+          const value = row[key];
+          return typeof value === 'number' ? value : cellText(value);
+        });
       }
     }
     await pipeline(
@@ -23,6 +31,10 @@ export const CsvRenderer: ReportRenderer = {
         header: true,
         columns: input.columns.map(column => column.header),
         record_delimiter: 'windows',
+        // Formula injection: a text cell starting with = + - @ TAB CR gets a leading '.
+        escape_formulas: true,
+        // A lone CR splits the row in common readers: quote any line break.
+        quoted_match: /[\r\n]/,
       }),
       out,
     );

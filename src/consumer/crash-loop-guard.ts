@@ -1,0 +1,34 @@
+import type {Pool} from 'pg';
+
+/** Starts of one attempt without an outcome after which the run is parked. */
+export const MAX_UNFINISHED_STARTS = 2;
+
+export const CRASH_LOOP_REASON = `delivery started ${MAX_UNFINISHED_STARTS} times without an outcome (its consumer died each time); parked instead of being delivered again`;
+
+/**
+ * Called for redelivered messages only (a consumer or its connection died).
+ * Tells whether a redelivered run must be parked because it crash-loops its
+ * consumers: when the ledger shows its attempt as still `running` (a start
+ * whose consumer died), that start is counted; after MAX_UNFINISHED_STARTS
+ * such starts the run is not delivered again. Any other state resets the count.
+ */
+export async function isCrashLooping(
+  pool: Pool,
+  executionId: number | undefined,
+  retryCount: number,
+): Promise<boolean> {
+  if (executionId === undefined) return false;
+  const {rows} = await pool.query<{unfinished_starts: number}>(
+    `UPDATE scheduler_execution
+        SET unfinished_starts = CASE
+              WHEN status = 'running' AND COALESCE(last_retry_count, 0) = $2
+              THEN CASE WHEN unfinished_retry_count = $2
+                        THEN unfinished_starts ELSE 0 END + 1
+              ELSE 0 END,
+            unfinished_retry_count = $2
+      WHERE id = $1
+      RETURNING unfinished_starts`,
+    [executionId, retryCount],
+  );
+  return (rows[0]?.unfinished_starts ?? 0) >= MAX_UNFINISHED_STARTS;
+}
