@@ -1,3 +1,4 @@
+import {assertJsonDepth} from './middleware/json-depth';
 import {
   AuthenticationComponent,
   registerAuthenticationStrategy,
@@ -84,7 +85,13 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
         basePath: appConfig.apiBasePath,
         // Background roles boot the same app but never open the HTTP port.
         listenOnStart: servesHttp,
-        requestBodyParser: {json: {limit: appConfig.requestBodyLimit}},
+        requestBodyParser: {
+          json: {
+            limit: appConfig.requestBodyLimit,
+            verify: (_request: unknown, _response: unknown, body: Buffer) =>
+              assertJsonDepth(body),
+          },
+        },
         // A relative server (the base path): a server built from Host or
         // X-Forwarded-Host would let a request point the explorer elsewhere.
         openApiSpec: {setServersFromRequest: false},
