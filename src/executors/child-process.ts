@@ -5,7 +5,15 @@ import {
   logBoundedLines,
   OutputBudget,
 } from './bounded-output';
+import {signalProcessGroup} from './process-group';
 import {TaskAborted, TaskFailure} from './task-executor';
+
+/**
+ * After the child exits, how long its output may still take to arrive. A
+ * process it left running can hold the pipes open for ever; past this the
+ * streams are destroyed and the run ends with the child's own exit.
+ */
+export const OUTPUT_DRAIN_MS = 500;
 
 export interface ChildOutcome {
   code: number | null;
@@ -28,8 +36,9 @@ export interface WatchOptions {
 
 /**
  * Watches a spawned or forked child: logs each output line (every log record
- * carries its time), stops it on timeout or shutdown (SIGTERM, then SIGKILL
- * after a grace) and settles when it has exited and its output is read.
+ * carries its time), stops it and its process group on timeout or shutdown
+ * (SIGTERM, then SIGKILL after a grace) and settles when it has exited and
+ * its output is read, or OUTPUT_DRAIN_MS after it exited.
  * A timeout, a signal or an exec failure becomes a TaskFailure; a shutdown a
  * TaskAborted. The exit code is returned for the caller to judge.
  */
@@ -49,8 +58,12 @@ export function watchChild(
   const terminate = (reason: 'timeout' | 'shutdown') => {
     if (stoppedBy !== undefined || child.exitCode !== null) return;
     stoppedBy = reason;
-    child.kill('SIGTERM');
-    killTimer = setTimeout(() => child.kill('SIGKILL'), options.killGraceMs);
+    // The whole group: what the child started must not outlive a timeout.
+    signalProcessGroup(child, 'SIGTERM');
+    killTimer = setTimeout(
+      () => signalProcessGroup(child, 'SIGKILL'),
+      options.killGraceMs,
+    );
   };
   const timeout = setTimeout(() => terminate('timeout'), options.timeoutMs);
   const onAbort = () => terminate('shutdown');
@@ -58,25 +71,17 @@ export function watchChild(
   if (options.signal.aborted) onAbort();
 
   return new Promise<ChildOutcome>((resolve, reject) => {
+    let drainTimer: NodeJS.Timeout | undefined;
+    let finished = false;
     const settle = () => {
       clearTimeout(timeout);
       clearTimeout(killTimer);
+      clearTimeout(drainTimer);
       options.signal.removeEventListener('abort', onAbort);
     };
-    child.once('error', error => {
-      settle();
-      const code = (error as NodeJS.ErrnoException).code;
-      reject(
-        new TaskFailure(
-          code === 'ENOENT'
-            ? `${options.kind} executable not found`
-            : code === 'EACCES'
-              ? `${options.kind} executable is not executable (EACCES)`
-              : `${options.kind} could not start: ${error.message}`,
-        ),
-      );
-    });
-    child.once('close', (code, signal) => {
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (finished) return;
+      finished = true;
       settle();
       if (stoppedBy === 'shutdown') {
         reject(new TaskAborted(`${options.kind} stopped by shutdown`));
@@ -91,6 +96,34 @@ export function watchChild(
       } else {
         resolve({code, signal});
       }
+    };
+    child.once('error', error => {
+      if (finished) return;
+      finished = true;
+      settle();
+      const code = (error as NodeJS.ErrnoException).code;
+      reject(
+        new TaskFailure(
+          code === 'ENOENT'
+            ? `${options.kind} executable not found`
+            : code === 'EACCES'
+              ? `${options.kind} executable is not executable (EACCES)`
+              : `${options.kind} could not start: ${error.message}`,
+        ),
+      );
+    });
+    child.once('close', finish);
+    // Finish on exit: 'close' waits for the pipes, which a background
+    // process the child started may hold open long after it exited.
+    child.once('exit', () => {
+      drainTimer = setTimeout(() => {
+        options.logger.warn(
+          `${options.kind} exited but its output stayed open (a process it started still runs); output closed`,
+        );
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(child.exitCode, child.signalCode);
+      }, OUTPUT_DRAIN_MS);
     });
   });
 }

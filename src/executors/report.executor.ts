@@ -72,6 +72,8 @@ export class ReportExecutor implements TaskExecutor {
     );
     const child = fork(REPORT_CHILD, [], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      // A process group of its own, killed whole on timeout and shutdown.
+      detached: true,
       env: this.options.env,
       execArgv: [],
     });

@@ -76,6 +76,8 @@ export class WorkerExecutor implements TaskExecutor {
       workerArguments(context.params, context.message.scheduler_id),
       {
         shell: false,
+        // A process group of its own, killed whole on timeout and shutdown.
+        detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
         env: {...this.options.env, ...workerRunEnv(context)},
       },

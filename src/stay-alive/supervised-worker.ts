@@ -4,6 +4,7 @@ import {
   logBoundedLines,
   OutputBudget,
 } from '../executors/bounded-output';
+import {signalProcessGroup} from '../executors/process-group';
 import {spawnTiedToParent} from '../executors/tied-spawn';
 import type {Logger} from '../logging/logger';
 import {RestartBackoff, BackoffSettings} from './restart-backoff';
@@ -61,6 +62,8 @@ export class SupervisedWorker {
     // Dies with the supervisor, even on kill -9 (see tied-spawn).
     const child = spawnTiedToParent(executable, args, {
       shell: false,
+      // A process group of its own: stopping it stops what it started.
+      detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env,
     });
@@ -122,9 +125,9 @@ export class SupervisedWorker {
     this.options.timers.clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child) return;
-    child.kill('SIGTERM');
+    signalProcessGroup(child, 'SIGTERM');
     const killTimer = setTimeout(
-      () => child.kill('SIGKILL'),
+      () => signalProcessGroup(child, 'SIGKILL'),
       this.options.stopGraceMs,
     );
     await this.exited;
