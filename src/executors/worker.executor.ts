@@ -2,6 +2,7 @@ import type {Pool} from 'pg';
 import {watchChild} from './child-process';
 import {spawnTiedToParent} from './tied-spawn';
 import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
+import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
 import {resolveWorkerCommand} from './worker-command';
 
 export interface WorkerExecutorOptions {
@@ -67,7 +68,11 @@ export class WorkerExecutor implements TaskExecutor {
     } catch (error) {
       throw new TaskFailure((error as Error).message);
     }
-    const timeoutMs = rows[0].timeout_ms ?? this.options.defaultTimeoutMs;
+    // A row stored before the cap existed still stops before the broker's consumer timeout.
+    const timeoutMs = Math.min(
+      rows[0].timeout_ms ?? this.options.defaultTimeoutMs,
+      MAX_TASK_TIMEOUT_MS,
+    );
     const child = spawnTiedToParent(
       executable,
       workerArguments(context.params, context.message.scheduler_id),
