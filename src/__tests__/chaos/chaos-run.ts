@@ -404,6 +404,7 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
         database_cut: count('database-cut'),
         broker_stall: count('broker-stall'),
         database_stall: count('database-stall'),
+        database_cut_during_outcome_mark: count('outcome-mark-cut'),
         cut_seconds: injected
           .filter(f => f.to > f.at)
           .map(

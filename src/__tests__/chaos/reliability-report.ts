@@ -60,6 +60,10 @@ export function renderChaosReport(report: ChaosReport): string {
     row('Database connection cuts', faults.database_cut),
     row('Broker stalls', faults.broker_stall),
     row('Database stalls', faults.database_stall),
+    row(
+      'Database cuts of a consumer inside a task (outcome mark)',
+      faults.database_cut_during_outcome_mark ?? 0,
+    ),
     row('Runs due', runs.due),
     row('Runs claimed', runs.claimed),
     row('Succeeded', runs.succeeded),
