@@ -16,6 +16,8 @@ export interface ChaosProfile {
     databaseCuts: number;
     /** A consumer's database cut while it runs a task: the outcome mark fails. */
     outcomeMarkCuts: number;
+    /** Channel-level closes (406) of every consumer channel. */
+    channelCloses: number;
     /** Stalls (black holes, bytes held) of the broker or database link. */
     stalls: number;
   };
@@ -41,6 +43,7 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
       brokerCuts: 1,
       databaseCuts: 1,
       outcomeMarkCuts: 1,
+      channelCloses: 1,
       stalls: 1,
     },
     cutMs: {min: 3000, max: 6000},
@@ -59,6 +62,7 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
       brokerCuts: 3,
       databaseCuts: 3,
       outcomeMarkCuts: 2,
+      channelCloses: 2,
       stalls: 2,
     },
     cutMs: {min: 5000, max: 20_000},

@@ -28,6 +28,9 @@ export class FaultInjector {
     private readonly triggerFile: string,
     /** Real ms a consumer kill waits for its target to be inside a task. */
     private readonly midTaskWaitMs: number,
+    /** Makes the broker close every consumer channel; resolves with how many. */
+    private readonly closeConsumerChannels: () => Promise<number> = () =>
+      Promise.resolve(0),
   ) {}
 
   get armedTriggers(): number {
@@ -64,6 +67,17 @@ export class FaultInjector {
         this.pendingTriggers++;
         writeFileSync(this.triggerFile, '');
         break;
+      case 'channel-close': {
+        const closed = await this.closeConsumerChannels();
+        log(`the broker closed ${closed} consumer channels (406)`);
+        this.injected.push({
+          ...fault,
+          target: `${closed} channels`,
+          at,
+          to: at,
+        });
+        break;
+      }
       case 'outcome-mark-cut': {
         // The task ends while the database is away: its outcome mark must be retried, not its task.
         const {victim, midTask} = await this.consumerInsideTask(fault.target);

@@ -66,13 +66,15 @@ describe('consumer fault paths', () => {
   before(() => {
     workersDir = givenWorkersDir({
       slow: `#!/bin/sh\necho start >> "$(dirname "$0")/slow.out"\nsleep 1.5\necho done >> "$(dirname "$0")/slow.out"\n`,
+      // Long enough that a loaded machine still closes the channel mid-task.
+      slower: `#!/bin/sh\necho start >> "$(dirname "$0")/slower.out"\n# Its own output elsewhere: a stopped shell leaves no orphan holding the pipes.\nsleep 4 >/dev/null 2>&1\necho done >> "$(dirname "$0")/slower.out"\n`,
       quick: `#!/bin/sh\necho run >> "$(dirname "$0")/quick.out"\n`,
       'slow-fail': `#!/bin/sh\necho run >> "$(dirname "$0")/slow-fail.out"\nsleep 1\nexit 1\n`,
     });
   });
   after(() => rmSync(workersDir, {recursive: true, force: true}));
   beforeEach(async () => {
-    for (const name of ['slow', 'quick', 'slow-fail']) {
+    for (const name of ['slow', 'slower', 'quick', 'slow-fail']) {
       rmSync(out(name), {force: true});
     }
     await truncateAll();
@@ -81,6 +83,7 @@ describe('consumer fault paths', () => {
     await sql(`UPDATE worker SET command = 'slow' WHERE id = 1`);
     await sql(`UPDATE worker SET command = 'quick' WHERE id = 2`);
     await sql(`UPDATE worker SET command = 'slow-fail' WHERE id = 3`);
+    await sql(`UPDATE worker SET command = 'slower' WHERE id = 4`);
     proxy = new TcpProxy(
       '127.0.0.1',
       Number(new URL(TEST_DATABASE_URL).port || 5432),
@@ -374,15 +377,15 @@ describe('consumer fault paths', () => {
   describe('item 7: deliveries of a dead channel or after SIGTERM', () => {
     it('stops a task whose channel closed and runs it again from the redelivery', async () => {
       consumer = await givenConsumer({workersDir});
-      const id = await publishRun(1);
+      const id = await publishRun(4);
       await started();
       closeByBroker(channelOf(consumer.tasks));
       await eventually(
         async () => (await ledger(id)).status === 'succeeded' || undefined,
-        15_000,
+        20_000,
         'the redelivered run',
       );
-      expect(lines('slow')).to.equal('start\nstart\ndone\n');
+      expect(lines('slower')).to.equal('start\nstart\ndone\n');
       expect(
         consumer.logs.find(
           'Task interrupted: its channel closed; the broker redelivers it',
