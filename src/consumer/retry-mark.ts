@@ -8,6 +8,8 @@ export interface RetryMarkOptions {
   now?: () => number;
   /** Called before each wait with the error and the coming delay. */
   onRetry?: (error: Error, delayMs: number) => void;
+  /** Gives up at once when aborted (the shutdown grace is over). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -29,10 +31,13 @@ export async function retryMark(
       return true;
     } catch (error) {
       const left = giveUpAt - now();
-      if (left <= 0) return false;
+      if (left <= 0 || options.signal?.aborted) return false;
       const delay = Math.min(max, min * 2 ** attempt, left);
       options.onRetry?.(error as Error, delay);
-      await sleep(delay);
+      const waited = await sleep(delay, true, {signal: options.signal}).catch(
+        () => false,
+      );
+      if (!waited) return false;
     }
   }
 }

@@ -75,6 +75,8 @@ export class TaskConsumer {
   private stopped = false;
   /** Wakes a delayed requeue at shutdown. */
   private stopSignal = new AbortController();
+  /** Ends outcome-mark retries once the shutdown grace is over. */
+  private graceOver = new AbortController();
   private startFailures = 0;
   private readonly clock: () => Date;
 
@@ -99,6 +101,7 @@ export class TaskConsumer {
   async start(): Promise<void> {
     this.stopped = false;
     this.stopSignal = new AbortController();
+    this.graceOver = new AbortController();
     await this.subscription.start();
   }
 
@@ -129,6 +132,7 @@ export class TaskConsumer {
         },
       );
       this.running?.controller.abort();
+      this.graceOver.abort();
       await drained;
     }
     await this.subscription.close();
@@ -215,6 +219,7 @@ export class TaskConsumer {
     const deadlineMs = this.options.outcomeMarkRetryMs ?? OUTCOME_MARK_RETRY_MS;
     const recorded = await retryMark(mark, {
       deadlineMs,
+      signal: this.graceOver.signal,
       onRetry: (error, delayMs) =>
         logger.warn('Could not record the task outcome; retrying', {
           error: error.message,
