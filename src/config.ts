@@ -1,4 +1,5 @@
 import {hostname} from 'node:os';
+import {MAX_TASK_TIMEOUT_MS} from './queue/consumer-timeout';
 import path from 'node:path';
 import {
   ConfigError,
@@ -494,7 +495,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       env,
       'CRON_TASK_TIMEOUT_MS',
       600_000,
-      integer(100, 29 * 60 * 1000),
+      integer(100, MAX_TASK_TIMEOUT_MS),
     ),
     taskOutputMaxBytes: readTaskOutputMaxBytes(env),
     cronShutdownGraceMs: read(

@@ -3,11 +3,10 @@ import {AppConfig, loadConfig} from './config';
 import {HealthBindings} from './keys';
 import {createLogger, Logger} from './logging/logger';
 import {trapShutdownSignals} from './shutdown';
+import {shutdownDeadlineMs} from './shutdown-deadline';
 import {startupErrorLine} from './startup-error';
 
 export * from './application';
-
-const SHUTDOWN_GRACE_MS = 15000;
 
 function exitOnCrash(logger: Logger): void {
   const crash = (kind: string) => (error: unknown) => {
@@ -43,7 +42,7 @@ export async function main(
   trapShutdownSignals({
     logger,
     stop: () => app.stop(),
-    graceMs: SHUTDOWN_GRACE_MS,
+    graceMs: shutdownDeadlineMs(config),
   });
   warnAboutUnsafeDefaults(config, logger);
   await app.start();

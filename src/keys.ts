@@ -5,6 +5,7 @@ import type {TaskExecutor} from './executors/task-executor';
 import type {Logger} from './logging/logger';
 import type {TaskType} from './queue/task-message';
 import type {ProducerObserver} from './producer/producer.observer';
+import type {ConsumerObserver} from './consumer/consumer.observer';
 import type {StayAliveObserver} from './stay-alive/stay-alive.observer';
 import type {ReadinessService} from './health/readiness.service';
 import type {HealthServerObserver} from './health/health-server.observer';
@@ -43,6 +44,8 @@ export namespace ConsumerBindings {
     BindingKey.create<Partial<Record<TaskType, TaskExecutor>>>(
       'consumer.executors',
     );
+  export const OBSERVER =
+    BindingKey.create<ConsumerObserver>('consumer.observer');
 }
 
 export namespace ReportBindings {

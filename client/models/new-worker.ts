@@ -15,7 +15,7 @@ export interface NewWorker {
   name: string;
 
   /**
-   * Run time limit in ms; default CRON_TASK_TIMEOUT_MS
+   * Run time limit in ms; default CRON_TASK_TIMEOUT_MS. At most 28 minutes, below RabbitMQ's 30-minute consumer timeout
    */
   timeout_ms?: number | null;
 }

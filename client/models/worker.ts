@@ -17,7 +17,7 @@ export interface Worker {
   name: string;
 
   /**
-   * Run time limit in ms; default CRON_TASK_TIMEOUT_MS
+   * Run time limit in ms; default CRON_TASK_TIMEOUT_MS. At most 28 minutes, below RabbitMQ's 30-minute consumer timeout
    */
   timeout_ms?: number | null;
   updated_at?: string;

@@ -1,4 +1,9 @@
-import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
+import {
+  BindingScope,
+  inject,
+  lifeCycleObserver,
+  LifeCycleObserver,
+} from '@loopback/core';
 import type {Pool} from 'pg';
 import {AppConfig, reportChildEnv} from '../config';
 import {createPool, statementTimeout} from '../database/pg-pool';
@@ -25,7 +30,7 @@ export const KILL_GRACE_MS = 5000;
  * and the failed queue beside them. Stopping lets the running task finish
  * within CRON_SHUTDOWN_GRACE_MS, then closes channels, connection and pool.
  */
-@lifeCycleObserver('roles')
+@lifeCycleObserver('roles', {scope: BindingScope.SINGLETON})
 export class ConsumerObserver implements LifeCycleObserver {
   private readonly logger: Logger;
   private pool?: Pool;
@@ -111,6 +116,14 @@ export class ConsumerObserver implements LifeCycleObserver {
       prefetch: config.cronWorkerPrefetch,
       max_retries: config.cronMaxRetries,
     });
+  }
+
+  /** Why this process consumes nothing right now, or undefined while both queues are subscribed. */
+  notConsuming(): string | undefined {
+    if (!this.tasks?.consuming) return 'not subscribed to cron_scheduler';
+    if (!this.failed?.consuming)
+      return 'not subscribed to cron_scheduler_failed';
+    return undefined;
   }
 
   stop(): Promise<void> {

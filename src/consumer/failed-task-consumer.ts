@@ -1,8 +1,10 @@
-import type {Channel, ConsumeMessage} from 'amqplib';
+import type {Channel} from 'amqplib';
 import type {Pool} from 'pg';
 import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
 import {FAILED_QUEUE} from '../queue/topology';
+import {Delivery} from './delivery';
+import {Subscription} from './subscription';
 
 interface FailedBody {
   type?: unknown;
@@ -13,15 +15,6 @@ interface FailedBody {
   failed_reason?: unknown;
   retry_count?: unknown;
   [key: string]: unknown;
-}
-
-/** Acks or nacks; a closed channel means the broker redelivers by itself. */
-function settle(action: () => void): void {
-  try {
-    action();
-  } catch {
-    // Channel gone: the broker redelivers it to a live consumer.
-  }
 }
 
 const integerOrNull = (value: unknown) =>
@@ -51,70 +44,45 @@ export function isTransientDatabaseError(error: unknown): boolean {
  * logged and acknowledged, so it never loops.
  */
 export class FailedTaskConsumer {
-  private channel?: Channel;
-  private consumerTag?: string;
-  private stopped = false;
+  readonly subscription: Subscription<Channel>;
 
   constructor(
-    private readonly connection: AmqpConnection,
+    connection: AmqpConnection,
     private readonly pool: Pool,
     private readonly logger: Logger,
   ) {
-    connection.on('connected', () => {
-      this.subscribe().catch(error =>
-        logger.error('Could not consume failed tasks', {
-          error: (error as Error).message,
-        }),
-      );
+    this.subscription = new Subscription({
+      queue: FAILED_QUEUE,
+      connection,
+      logger,
+      openChannel: c => c.createChannel(),
+      consume: async channel => {
+        await channel.prefetch(10);
+        const {consumerTag} = await channel.consume(FAILED_QUEUE, message => {
+          if (!message) return this.subscription.lost(channel);
+          // handle() never rejects: it logs and acks whatever happens.
+          this.handle(new Delivery(channel, message)).catch(() => undefined);
+        });
+        return consumerTag;
+      },
     });
+  }
+
+  /** True while subscribed to the failed queue on a live channel (readiness). */
+  get consuming(): boolean {
+    return this.subscription.active;
   }
 
   async start(): Promise<void> {
-    this.stopped = false;
-    if (this.connection.connected) await this.subscribe();
+    await this.subscription.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    const channel = this.channel;
-    this.channel = undefined;
-    if (channel && this.consumerTag) {
-      await channel.cancel(this.consumerTag).catch(() => undefined);
-    }
-    await channel?.close().catch(() => undefined);
+    await this.subscription.close();
   }
 
-  private subscribing?: Promise<void>;
-
-  private subscribe(): Promise<void> {
-    if (this.stopped || this.channel) return Promise.resolve();
-    this.subscribing ??= this.openSubscription().finally(() => {
-      this.subscribing = undefined;
-    });
-    return this.subscribing;
-  }
-
-  private async openSubscription(): Promise<void> {
-    const channel = await this.connection.createChannel();
-    channel.on('close', () => {
-      if (this.channel === channel) this.channel = undefined;
-    });
-    channel.on('error', error =>
-      this.logger.warn('Failed-queue channel error', {error: error.message}),
-    );
-    await channel.prefetch(10);
-    this.channel = channel;
-    const {consumerTag} = await channel.consume(FAILED_QUEUE, message => {
-      // handle() never rejects: it logs and acks whatever happens.
-      if (message) this.handle(channel, message).catch(() => undefined);
-    });
-    this.consumerTag = consumerTag;
-  }
-
-  private async handle(
-    channel: Channel,
-    message: ConsumeMessage,
-  ): Promise<void> {
+  private async handle(delivery: Delivery): Promise<void> {
+    const {message} = delivery;
     let body: FailedBody;
     try {
       body = JSON.parse(message.content.toString('utf8')) as FailedBody;
@@ -173,7 +141,7 @@ export class FailedTaskConsumer {
           retry_in_ms: STORE_RETRY_DELAY_MS,
         });
         await new Promise(resolve => setTimeout(resolve, STORE_RETRY_DELAY_MS));
-        settle(() => channel.nack(message, false, true));
+        delivery.nack(true);
         return;
       }
       this.logger.error('Could not store failed task', {
@@ -181,6 +149,6 @@ export class FailedTaskConsumer {
         scheduler_id: body.scheduler_id,
       });
     }
-    settle(() => channel.ack(message));
+    delivery.ack();
   }
 }

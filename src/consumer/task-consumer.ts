@@ -1,4 +1,5 @@
-import type {ConfirmChannel, ConsumeMessage} from 'amqplib';
+import type {ConfirmChannel} from 'amqplib';
+import {setTimeout as sleep} from 'node:timers/promises';
 import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
 import {
@@ -22,8 +23,11 @@ import {
 } from '../executors/task-executor';
 import {publishConfirmed} from './confirmed-publish';
 import {CRASH_LOOP_REASON} from './crash-loop-guard';
+import {Delivery} from './delivery';
+import {retryMark} from './retry-mark';
 import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
 import type {RunLedger, StartDecision} from './run-ledger';
+import {Subscription} from './subscription';
 
 export interface TaskConsumerOptions {
   connection: AmqpConnection;
@@ -38,7 +42,15 @@ export interface TaskConsumerOptions {
     executionId: number | undefined,
     retryCount: number,
   ) => Promise<boolean>;
+  /** How long an outcome mark is retried before the message is acked anyway. */
+  outcomeMarkRetryMs?: number;
+  /** First wait before a delivery that could not be started is requeued; doubles up to 10 s. */
+  requeueDelayMs?: number;
 }
+
+/** Default of outcomeMarkRetryMs: with the kill grace, well inside the broker's consumer timeout. */
+export const OUTCOME_MARK_RETRY_MS = 60_000;
+const MAX_REQUEUE_DELAY_MS = 10_000;
 
 type Headers = Record<string, unknown>;
 
@@ -65,28 +77,40 @@ function executionIdOf(headers: Headers): number | undefined {
  * (confirmed) and then acks; a poison message goes there at once.
  */
 export class TaskConsumer {
-  private channel?: ConfirmChannel;
-  private consumerTag?: string;
+  readonly subscription: Subscription<ConfirmChannel>;
   private queue: Promise<void> = Promise.resolve();
-  private running?: AbortController;
+  private running?: {controller: AbortController; channel: ConfirmChannel};
   private stopped = false;
+  /** Wakes a delayed requeue at shutdown. */
+  private stopSignal = new AbortController();
+  /** Ends outcome-mark retries once the shutdown grace is over. */
+  private graceOver = new AbortController();
+  private startFailures = 0;
   private readonly clock: () => Date;
 
   constructor(private readonly options: TaskConsumerOptions) {
     this.clock = options.clock ?? (() => new Date());
-    options.connection.on('connected', () => {
-      this.subscribe().catch(error =>
-        options.logger.error('Could not consume tasks', {
-          error: (error as Error).message,
-        }),
-      );
+    this.subscription = new Subscription({
+      queue: TASK_QUEUE,
+      connection: options.connection,
+      logger: options.logger,
+      openChannel: connection => connection.createConfirmChannel(),
+      consume: channel => this.consume(channel),
+      onChannelClosed: channel => this.channelClosed(channel),
     });
+  }
+
+  /** True while subscribed to the task queue on a live channel (readiness). */
+  get consuming(): boolean {
+    return this.subscription.active;
   }
 
   /** Subscribes now if connected; otherwise on the next connect. */
   async start(): Promise<void> {
     this.stopped = false;
-    if (this.options.connection.connected) await this.subscribe();
+    this.stopSignal = new AbortController();
+    this.graceOver = new AbortController();
+    await this.subscription.start();
   }
 
   /**
@@ -95,10 +119,8 @@ export class TaskConsumer {
    */
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
-    const channel = this.channel;
-    if (channel && this.consumerTag) {
-      await channel.cancel(this.consumerTag).catch(() => undefined);
-    }
+    this.stopSignal.abort();
+    await this.subscription.cancel();
     const drained = this.queue;
     const grace = new Promise<'timeout'>(resolve => {
       const timer = setTimeout(() => resolve('timeout'), graceMs);
@@ -117,70 +139,114 @@ export class TaskConsumer {
           grace_ms: graceMs,
         },
       );
-      this.running?.abort();
+      this.running?.controller.abort();
+      this.graceOver.abort();
       await drained;
     }
-    this.channel = undefined;
-    await channel?.close().catch(() => undefined);
+    await this.subscription.close();
   }
 
-  private subscribing?: Promise<void>;
-
-  /** One subscription at a time: start() and the 'connected' event may both ask. */
-  private subscribe(): Promise<void> {
-    if (this.stopped || this.channel) return Promise.resolve();
-    this.subscribing ??= this.openSubscription().finally(() => {
-      this.subscribing = undefined;
-    });
-    return this.subscribing;
-  }
-
-  private async openSubscription(): Promise<void> {
-    const channel = await this.options.connection.createConfirmChannel();
-    channel.on('close', () => {
-      if (this.channel === channel) this.channel = undefined;
-    });
-    channel.on('error', error =>
-      this.options.logger.warn('Consumer channel error', {
-        error: error.message,
-      }),
-    );
+  private async consume(channel: ConfirmChannel): Promise<string> {
+    // A publish no queue takes comes back: publishConfirmed counts it as failed.
+    channel.on('return', () => undefined);
     await channel.prefetch(this.options.prefetch);
-    this.channel = channel;
     const {consumerTag} = await channel.consume(TASK_QUEUE, message => {
-      if (!message) return; // cancelled by the broker (queue deleted)
-      this.queue = this.queue.then(() => this.handle(channel, message));
+      if (!message) {
+        this.subscription.lost(channel);
+        return;
+      }
+      const delivery = new Delivery(channel, message);
+      this.queue = this.queue.then(() => this.handle(channel, delivery));
     });
-    this.consumerTag = consumerTag;
     this.options.logger.info('Consuming tasks', {
       queue: TASK_QUEUE,
       prefetch: this.options.prefetch,
     });
+    return consumerTag;
+  }
+
+  /** The broker requeues what this channel held: a task still running there is stopped. */
+  private channelClosed(channel: ConfirmChannel): void {
+    if (this.running?.channel !== channel) return;
+    this.options.logger.warn(
+      'Consumer channel closed mid-task: stopping the task; the broker redelivers it',
+    );
+    this.running.controller.abort();
   }
 
   private async handle(
     channel: ConfirmChannel,
-    message: ConsumeMessage,
+    delivery: Delivery,
   ): Promise<void> {
+    if (!this.subscription.isLive(channel)) {
+      // Its channel died or shutdown began while it waited: the broker redelivers it.
+      this.options.logger.info('Stale delivery not started; requeued', {
+        stopping: this.stopped,
+      });
+      delivery.nack(true);
+      return;
+    }
     try {
-      await this.process(channel, message);
+      await this.process(channel, delivery);
     } catch (error) {
-      // Could not ack, retry or park (channel or broker trouble): requeue.
+      if (delivery.settled) {
+        this.options.logger.error(
+          'Task handling failed after its message was settled',
+          {
+            error: (error as Error).message,
+          },
+        );
+        return;
+      }
+      // Could not start, retry or park (database or broker trouble): requeue after a pause, never in a hot loop.
+      const delayMs = Math.min(
+        MAX_REQUEUE_DELAY_MS,
+        (this.options.requeueDelayMs ?? 1000) * 2 ** this.startFailures,
+      );
+      this.startFailures++;
       this.options.logger.error('Task handling failed; message requeued', {
         error: (error as Error).message,
+        requeue_in_ms: delayMs,
       });
-      try {
-        channel.nack(message, false, true);
-      } catch {
-        // The channel is gone: the broker redelivers unacked messages itself.
-      }
+      await sleep(delayMs, undefined, {signal: this.stopSignal.signal}).catch(
+        () => undefined,
+      );
+      delivery.nack(true);
+    }
+  }
+
+  /**
+   * Records an outcome of a task that ran. Retried with backoff for a bounded
+   * time, then logged: the message is acked either way, because requeueing it
+   * would run the task again.
+   */
+  private async markOutcome(
+    mark: () => Promise<void>,
+    logger: Logger,
+  ): Promise<void> {
+    const deadlineMs = this.options.outcomeMarkRetryMs ?? OUTCOME_MARK_RETRY_MS;
+    const recorded = await retryMark(mark, {
+      deadlineMs,
+      signal: this.graceOver.signal,
+      onRetry: (error, delayMs) =>
+        logger.warn('Could not record the task outcome; retrying', {
+          error: error.message,
+          retry_in_ms: delayMs,
+        }),
+    });
+    if (!recorded) {
+      logger.error(
+        'Could not record the task outcome; message acknowledged without it',
+        {gave_up_after_ms: deadlineMs},
+      );
     }
   }
 
   private async process(
     channel: ConfirmChannel,
-    message: ConsumeMessage,
+    delivery: Delivery,
   ): Promise<void> {
+    const {message} = delivery;
     const headers: Headers = message.properties.headers ?? {};
     const retryCount = retryCountOf(headers);
     let task: TaskMessage;
@@ -188,7 +254,7 @@ export class TaskConsumer {
       task = parseTaskMessage(message.content);
     } catch (error) {
       if (!(error instanceof PoisonMessageError)) throw error;
-      await this.park(channel, message, undefined, error.message, retryCount);
+      await this.park(channel, delivery, undefined, error.message, retryCount);
       return;
     }
     const executionId = executionIdOf(headers);
@@ -206,40 +272,59 @@ export class TaskConsumer {
     const {ledger} = this.options;
     if (
       message.fields.redelivered &&
-      (await this.parkIfCrashLooping(channel, message, task, retryCount))
+      (await this.parkIfCrashLooping(channel, delivery, task, retryCount))
     ) {
       return;
     }
     const decision = await ledger.start(executionId, this.clock(), retryCount);
+    this.startFailures = 0;
     if (decision !== 'run') {
       logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
-      channel.ack(message);
+      delivery.ack();
+      return;
+    }
+    if (!this.subscription.isLive(channel)) {
+      // The channel died or shutdown began while the start was being marked.
+      await ledger.interrupted(executionId).catch(() => undefined);
+      logger.info('Stale delivery not started; requeued', {
+        stopping: this.stopped,
+      });
+      delivery.nack(true);
       return;
     }
     logger.info('Task started');
     const started = process.hrtime.bigint();
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
-    this.running = new AbortController();
+    const controller = new AbortController();
+    this.running = {controller, channel};
     const context: TaskContext = {
       message: task,
       params: schedulerParamsOf(task),
       executionKey,
       attempt,
       logger,
-      signal: this.running.signal,
+      signal: controller.signal,
     };
     try {
       await this.options.executors[task.type].execute(context);
     } catch (error) {
       if (error instanceof TaskAborted) {
-        await ledger.interrupted(executionId);
-        logger.warn('Task interrupted by shutdown; message requeued');
-        channel.nack(message, false, true);
+        await ledger.interrupted(executionId).catch(markError =>
+          logger.warn('Could not mark the interrupted run', {
+            error: (markError as Error).message,
+          }),
+        );
+        logger.warn(
+          this.stopped
+            ? 'Task interrupted by shutdown; message requeued'
+            : 'Task interrupted: its channel closed; the broker redelivers it',
+        );
+        delivery.nack(true);
         return;
       }
       await this.failed(
         channel,
-        message,
+        delivery,
         task,
         error as Error,
         retryCount,
@@ -251,20 +336,24 @@ export class TaskConsumer {
       this.running = undefined;
     }
     const duration = elapsed();
-    await ledger.finished(executionId, 'succeeded', this.clock(), duration);
+    await this.markOutcome(
+      () => ledger.finished(executionId, 'succeeded', this.clock(), duration),
+      logger,
+    );
     logger.info('Task succeeded', {duration_ms: Math.round(duration)});
-    channel.ack(message);
+    delivery.ack();
   }
 
   private async failed(
     channel: ConfirmChannel,
-    message: ConsumeMessage,
+    delivery: Delivery,
     task: TaskMessage,
     error: Error,
     retryCount: number,
     durationMs: number,
     logger: Logger,
   ): Promise<void> {
+    const {message} = delivery;
     const {retry, ledger} = this.options;
     const executionId = executionIdOf(message.properties.headers ?? {});
     const reason = error.message;
@@ -283,12 +372,16 @@ export class TaskConsumer {
           },
         },
       );
-      await ledger.finished(
-        executionId,
-        'retrying',
-        this.clock(),
-        durationMs,
-        reason,
+      await this.markOutcome(
+        () =>
+          ledger.finished(
+            executionId,
+            'retrying',
+            this.clock(),
+            durationMs,
+            reason,
+          ),
+        logger,
       );
       logger.warn(
         `Scheduling retry ${tier.retry}/${retry.maxRetries} in ${tier.delayMs}ms`,
@@ -299,16 +392,20 @@ export class TaskConsumer {
           delay_ms: tier.delayMs,
         },
       );
-      channel.ack(message);
+      delivery.ack();
       return;
     }
-    await this.park(channel, message, task, reason, retryCount);
-    await ledger.finished(
-      executionId,
-      'failed',
-      this.clock(),
-      durationMs,
-      reason,
+    await this.park(channel, delivery, task, reason, retryCount);
+    await this.markOutcome(
+      () =>
+        ledger.finished(
+          executionId,
+          'failed',
+          this.clock(),
+          durationMs,
+          reason,
+        ),
+      logger,
     );
     logger.error('Task failed after its last retry', {
       error: reason,
@@ -320,14 +417,15 @@ export class TaskConsumer {
   /** Parks a run whose deliveries keep killing their consumer, instead of running it again. */
   private async parkIfCrashLooping(
     channel: ConfirmChannel,
-    message: ConsumeMessage,
+    delivery: Delivery,
     task: TaskMessage,
     retryCount: number,
   ): Promise<boolean> {
-    const executionId = executionIdOf(message.properties.headers ?? {});
+    const headers = delivery.message.properties.headers ?? {};
+    const executionId = executionIdOf(headers);
     const check = this.options.isCrashLooping;
     if (!check || !(await check(executionId, retryCount))) return false;
-    await this.park(channel, message, task, CRASH_LOOP_REASON, retryCount);
+    await this.park(channel, delivery, task, CRASH_LOOP_REASON, retryCount);
     await this.options.ledger.finished(
       executionId,
       'failed',
@@ -346,11 +444,12 @@ export class TaskConsumer {
   /** Publishes the failed task message (confirmed), then acks the original. */
   private async park(
     channel: ConfirmChannel,
-    message: ConsumeMessage,
+    delivery: Delivery,
     task: TaskMessage | undefined,
     reason: string,
     retryCount: number,
   ): Promise<void> {
+    const {message} = delivery;
     const body = {
       ...(task ?? {raw: message.content.toString('utf8').slice(0, 65536)}),
       failed_at: this.clock().toISOString(),
@@ -369,6 +468,6 @@ export class TaskConsumer {
         failed_reason: reason,
       });
     }
-    channel.ack(message);
+    delivery.ack();
   }
 }

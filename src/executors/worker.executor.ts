@@ -3,6 +3,7 @@ import {watchChild} from './child-process';
 import {outputCutHandler} from './output-cut-note';
 import {spawnTiedToParent} from './tied-spawn';
 import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
+import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
 import {resolveWorkerCommand} from './worker-command';
 
 export interface WorkerExecutorOptions {
@@ -70,7 +71,11 @@ export class WorkerExecutor implements TaskExecutor {
     } catch (error) {
       throw new TaskFailure((error as Error).message);
     }
-    const timeoutMs = rows[0].timeout_ms ?? this.options.defaultTimeoutMs;
+    // A row stored before the cap existed still stops before the broker's consumer timeout.
+    const timeoutMs = Math.min(
+      rows[0].timeout_ms ?? this.options.defaultTimeoutMs,
+      MAX_TASK_TIMEOUT_MS,
+    );
     const child = spawnTiedToParent(
       executable,
       workerArguments(context.params, context.message.scheduler_id),

@@ -10,6 +10,7 @@ import {runsRole} from '../roles';
 import type {AppConfig} from '../config';
 import {
   AppBindings,
+  ConsumerBindings,
   LoggingBindings,
   ProducerBindings,
   StayAliveBindings,
@@ -55,6 +56,9 @@ export class ReadinessService implements LifeCycleObserver {
     }
     if (runsRole(mode, 'scheduler')) {
       this.checks.push(new FunctionCheck('producer', () => this.producer()));
+    }
+    if (runsRole(mode, 'worker')) {
+      this.checks.push(new FunctionCheck('consumer', () => this.consumer()));
     }
     if (runsRole(mode, 'stay-alive')) {
       this.checks.push(new FunctionCheck('stay-alive', () => this.stayAlive()));
@@ -111,6 +115,16 @@ export class ReadinessService implements LifeCycleObserver {
       observer.lastTickFinishedAt(),
       observer.now(),
     );
+  }
+
+  /** A worker process with no live subscription takes no tasks, however healthy its connections. */
+  private consumer(): CheckResult {
+    const observer = this.app.getSync(ConsumerBindings.OBSERVER, {
+      optional: true,
+    });
+    if (!observer) return {status: 'down', reason: 'consumer is not running'};
+    const reason = observer.notConsuming();
+    return reason ? {status: 'down', reason} : {status: 'up'};
   }
 
   private stayAlive(): CheckResult {

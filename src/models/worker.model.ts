@@ -1,4 +1,5 @@
 import {Entity, model, property} from '@loopback/repository';
+import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
 import {idColumn, integerColumn, textColumn, timestampColumn} from './columns';
 
 /** A program the consumer may start: a file inside WORKERS_DIR. */
@@ -33,8 +34,9 @@ export class Worker extends Entity {
 
   @property(
     integerColumn('timeout_ms', {
-      description: 'Run time limit in ms; default CRON_TASK_TIMEOUT_MS',
-      jsonSchema: {minimum: 1, maximum: 2147483647},
+      description:
+        "Run time limit in ms; default CRON_TASK_TIMEOUT_MS. At most 28 minutes, below RabbitMQ's 30-minute consumer timeout",
+      jsonSchema: {minimum: 1, maximum: MAX_TASK_TIMEOUT_MS},
     }),
   )
   timeout_ms?: number | null;

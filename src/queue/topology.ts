@@ -10,6 +10,8 @@ export const FAILED_ROUTING_KEY = 'failed';
 export interface QueueSpec {
   name: string;
   options: Options.AssertQueue;
+  /** Declared if missing; if it exists with other arguments it is kept as it is. */
+  keepExisting?: boolean;
 }
 
 export interface Topology {
@@ -42,17 +44,15 @@ export function retryDelayMs(retry: number, settings: RetrySettings): number {
 }
 
 /**
- * Where retry n waits. Retry 1 uses the spec's `cron_scheduler_retry` (TTL =
- * base delay). A queue has one TTL and a dead-lettered message keeps no
- * expiration of its own, so every longer delay gets its own queue, named by
- * its delay: changing the multiplier adds queues instead of clashing with
- * existing ones, and old ones still empty into `cron_scheduler`.
+ * Where retry n waits. A queue has one TTL and a dead-lettered message keeps
+ * no expiration of its own, so every delay, the base one included, gets its
+ * own queue, named by its delay: changing CRON_RETRY_DELAY_MS or the
+ * multiplier adds queues instead of clashing with existing ones (no queue
+ * has to be deleted, which would lose the retries waiting in it), and old
+ * ones still empty into `cron_scheduler`.
  */
 export function retryTier(retry: number, settings: RetrySettings): RetryTier {
   const delayMs = retryDelayMs(retry, settings);
-  if (delayMs === settings.retryDelayMs) {
-    return {retry, delayMs, queue: RETRY_QUEUE, routingKey: RETRY_ROUTING_KEY};
-  }
   return {
     retry,
     delayMs,
@@ -72,9 +72,7 @@ export function retryTiers(settings: RetrySettings): RetryTier[] {
 
 /** The spec's broker topology plus the retry tiers, in one table: producer and consumer both assert it. */
 export function brokerTopology(settings: RetrySettings): Topology {
-  const extraTiers = retryTiers(settings).filter(
-    tier => tier.queue !== RETRY_QUEUE,
-  );
+  const tiers = retryTiers(settings);
   const delayQueue = (name: string, delayMs: number): QueueSpec => ({
     name,
     options: {
@@ -107,14 +105,16 @@ export function brokerTopology(settings: RetrySettings): Topology {
           },
         },
       },
-      delayQueue(RETRY_QUEUE, settings.retryDelayMs),
+      // The spec's queue, where the task queue dead-letters to; after a delay
+      // change it keeps the TTL it was declared with (retries use the tiers).
+      {...delayQueue(RETRY_QUEUE, settings.retryDelayMs), keepExisting: true},
       {name: FAILED_QUEUE, options: {durable: true}},
-      ...extraTiers.map(tier => delayQueue(tier.queue, tier.delayMs)),
+      ...tiers.map(tier => delayQueue(tier.queue, tier.delayMs)),
     ],
     bindings: [
       binding(RETRY_QUEUE, RETRY_ROUTING_KEY),
       binding(FAILED_QUEUE, FAILED_ROUTING_KEY),
-      ...extraTiers.map(tier => binding(tier.queue, tier.routingKey)),
+      ...tiers.map(tier => binding(tier.queue, tier.routingKey)),
     ],
   };
 }
@@ -147,10 +147,14 @@ export async function assertTopology(
   openChannel: () => Promise<Channel>,
   topology: Topology,
 ): Promise<void> {
-  const channel = await openChannel();
+  const open = async () => {
+    const opened = await openChannel();
+    // The channel emits 'error' as well as rejecting: keep it from crashing us.
+    opened.on('error', () => undefined);
+    return opened;
+  };
+  let channel = await open();
   let current = 'topology';
-  // The channel emits 'error' as well as rejecting: keep it from crashing us.
-  channel.on('error', () => undefined);
   try {
     for (const exchange of topology.exchanges) {
       current = `exchange ${exchange.name}`;
@@ -162,7 +166,15 @@ export async function assertTopology(
     }
     for (const queue of topology.queues) {
       current = `queue ${queue.name}`;
-      await channel.assertQueue(queue.name, queue.options);
+      try {
+        await channel.assertQueue(queue.name, queue.options);
+      } catch (error) {
+        if (!queue.keepExisting || (error as {code?: number}).code !== 406) {
+          throw error;
+        }
+        // It exists with other arguments, which is allowed: the 406 closed the channel.
+        channel = await open();
+      }
     }
     for (const binding of topology.bindings) {
       current = `binding ${binding.exchange} -> ${binding.queue}`;

@@ -64,6 +64,25 @@ describe('resource catalog rules', () => {
       });
     }
 
+    it('refuses a timeout_ms the broker would outlast (consumer timeout 30 min) with 422, on create and on patch', async () => {
+      const tooLong = 28 * 60 * 1000 + 1;
+      const res = await admin
+        .post('/api/workers')
+        .send({name: 'w', command: 'export-orders.sh', timeout_ms: tooLong})
+        .expect(422);
+      expect(
+        res.body.error.details.map((d: {path: string}) => d.path),
+      ).to.deepEqual(['/timeout_ms']);
+      await admin
+        .patch('/api/workers/1')
+        .send({timeout_ms: tooLong})
+        .expect(422);
+      await admin
+        .patch('/api/workers/1')
+        .send({timeout_ms: 28 * 60 * 1000})
+        .expect(200);
+    });
+
     it('accepts a file name inside WORKERS_DIR', async () => {
       const res = await admin
         .post('/api/workers')

@@ -194,7 +194,11 @@ describe('health endpoints', () => {
         expect(ready.status).to.equal(200);
         expect(await ready.json()).to.deepEqual({
           status: 'ready',
-          checks: {postgres: {status: 'up'}, rabbitmq: {status: 'up'}},
+          checks: {
+            postgres: {status: 'up'},
+            rabbitmq: {status: 'up'},
+            consumer: {status: 'up'},
+          },
         });
         const missing = await fetch(`${base}/schedulers`);
         expect(missing.status).to.equal(404);

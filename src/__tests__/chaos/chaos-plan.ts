@@ -8,7 +8,11 @@ export type FaultKind =
   | 'broker-cut'
   | 'database-cut'
   | 'broker-stall'
-  | 'database-stall';
+  | 'database-stall'
+  /** A consumer's database link cut while it is inside a task, so the task's outcome mark fails. */
+  | 'outcome-mark-cut'
+  /** The broker closes every consumer channel (406), the connections stay up. */
+  | 'channel-close';
 
 export interface PlannedFault {
   kind: FaultKind;
@@ -43,6 +47,8 @@ export function planFaults(
     ...Array<FaultKind>(faults.consumerKills).fill('consumer-kill'),
     ...Array<FaultKind>(faults.brokerCuts).fill('broker-cut'),
     ...Array<FaultKind>(faults.databaseCuts).fill('database-cut'),
+    ...Array<FaultKind>(faults.outcomeMarkCuts).fill('outcome-mark-cut'),
+    ...Array<FaultKind>(faults.channelCloses).fill('channel-close'),
   ];
   for (let i = 0; i < faults.stalls; i++) {
     kinds.push(random.pick(['broker-stall', 'database-stall'] as const));
@@ -64,6 +70,15 @@ export function planFaults(
           return {kind, atMs, target: 'next claiming producer'};
         case 'consumer-kill':
           return {kind, atMs, target: random.pick(CONSUMERS)};
+        case 'channel-close':
+          return {kind, atMs, target: 'consumer channels'};
+        case 'outcome-mark-cut':
+          return {
+            kind,
+            atMs,
+            target: random.pick(CONSUMERS),
+            durationMs: random.int(cutMs.min, cutMs.max),
+          };
         default:
           return {
             kind,

@@ -14,6 +14,10 @@ export interface ChaosProfile {
     consumerKills: number;
     brokerCuts: number;
     databaseCuts: number;
+    /** A consumer's database cut while it runs a task: the outcome mark fails. */
+    outcomeMarkCuts: number;
+    /** Channel-level closes (406) of every consumer channel. */
+    channelCloses: number;
     /** Stalls (black holes, bytes held) of the broker or database link. */
     stalls: number;
   };
@@ -38,6 +42,8 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
       consumerKills: 2,
       brokerCuts: 1,
       databaseCuts: 1,
+      outcomeMarkCuts: 1,
+      channelCloses: 1,
       stalls: 1,
     },
     cutMs: {min: 3000, max: 6000},
@@ -55,6 +61,8 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
       consumerKills: 4,
       brokerCuts: 3,
       databaseCuts: 3,
+      outcomeMarkCuts: 2,
+      channelCloses: 2,
       stalls: 2,
     },
     cutMs: {min: 5000, max: 20_000},

@@ -6,7 +6,11 @@ import {Client, escapeIdentifier} from 'pg';
 import {PROJECT_ROOT} from '../../config';
 import {minuteSlot, addMinutes} from '../../scheduling/slots';
 import {TcpProxy} from '../fixtures/tcp-proxy';
-import {TEST_RETRY, TEST_RETRY_ENV} from '../fixtures/test-broker';
+import {
+  closeConsumerChannels,
+  TEST_RETRY,
+  TEST_RETRY_ENV,
+} from '../fixtures/test-broker';
 import {createChaosEnvironment, ChaosEnvironment} from './chaos-environment';
 import {checkLedger, FaultWindow, Violation} from './chaos-invariants';
 import {CONSUMERS, FaultKind, planFaults, PRODUCERS} from './chaos-plan';
@@ -179,6 +183,7 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       cluster.processes,
       triggerFile,
       (MID_TASK_WAIT_MINUTES * 60_000) / profile.clockScale,
+      () => closeConsumerChannels(environment.vhost),
     );
     for (const name of [...PRODUCERS, ...CONSUMERS]) {
       const links = {
@@ -406,6 +411,8 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
         database_cut: count('database-cut'),
         broker_stall: count('broker-stall'),
         database_stall: count('database-stall'),
+        database_cut_during_outcome_mark: count('outcome-mark-cut'),
+        consumer_channel_close: count('channel-close'),
         cut_seconds: injected
           .filter(f => f.to > f.at)
           .map(

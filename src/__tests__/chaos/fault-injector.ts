@@ -28,6 +28,9 @@ export class FaultInjector {
     private readonly triggerFile: string,
     /** Real ms a consumer kill waits for its target to be inside a task. */
     private readonly midTaskWaitMs: number,
+    /** Makes the broker close every consumer channel; resolves with how many. */
+    private readonly closeConsumerChannels: () => Promise<number> = () =>
+      Promise.resolve(0),
   ) {}
 
   get armedTriggers(): number {
@@ -64,29 +67,35 @@ export class FaultInjector {
         this.pendingTriggers++;
         writeFileSync(this.triggerFile, '');
         break;
+      case 'channel-close': {
+        const closed = await this.closeConsumerChannels();
+        log(`the broker closed ${closed} consumer channels (406)`);
+        this.injected.push({
+          ...fault,
+          target: `${closed} channels`,
+          at,
+          to: at,
+        });
+        break;
+      }
+      case 'outcome-mark-cut': {
+        // The task ends while the database is away: its outcome mark must be retried, not its task.
+        const {victim, midTask} = await this.consumerInsideTask(fault.target);
+        victim.links.database.cut();
+        const cutAt = Date.now();
+        await sleep(fault.durationMs!);
+        victim.links.database.restore();
+        this.injected.push({
+          ...fault,
+          target: victim.name,
+          at: cutAt,
+          to: Date.now(),
+          midTask,
+        });
+        break;
+      }
       case 'consumer-kill': {
-        // The planned consumer, or after half the wait any consumer inside a
-        // task (the planned one may be cut off and idle).
-        const planned = this.process(fault.target);
-        const consumers = this.processes.filter(p =>
-          p.name.startsWith('consumer'),
-        );
-        const started = Date.now();
-        let victim = planned;
-        const midTask = await waitFor(
-          'a consumer to be inside a task',
-          this.midTaskWaitMs,
-          () => {
-            const candidates =
-              Date.now() - started < this.midTaskWaitMs / 2
-                ? [planned]
-                : [planned, ...consumers];
-            const busy = candidates.find(p => p.insideTask());
-            if (busy) victim = busy;
-            return busy !== undefined;
-          },
-          2,
-        );
+        const {victim, midTask} = await this.consumerInsideTask(fault.target);
         victim.kill();
         const now = Date.now();
         this.injected.push({
@@ -104,6 +113,34 @@ export class FaultInjector {
     log(
       `fault ${fault.kind} on ${fault.target}${fault.durationMs ? ` for ${fault.durationMs} ms` : ''}`,
     );
+  }
+
+  /**
+   * The planned consumer, or after half the wait any consumer inside a task
+   * (the planned one may be cut off and idle).
+   */
+  private async consumerInsideTask(
+    target: string,
+  ): Promise<{victim: SupervisedProcess; midTask: boolean}> {
+    const planned = this.process(target);
+    const consumers = this.processes.filter(p => p.name.startsWith('consumer'));
+    const started = Date.now();
+    let victim = planned;
+    const midTask = await waitFor(
+      'a consumer to be inside a task',
+      this.midTaskWaitMs,
+      () => {
+        const candidates =
+          Date.now() - started < this.midTaskWaitMs / 2
+            ? [planned]
+            : [planned, ...consumers];
+        const busy = candidates.find(p => p.insideTask());
+        if (busy) victim = busy;
+        return busy !== undefined;
+      },
+      2,
+    );
+    return {victim, midTask};
   }
 
   private async breakLink(fault: PlannedFault, at: number): Promise<void> {

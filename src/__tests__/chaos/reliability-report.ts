@@ -60,6 +60,14 @@ export function renderChaosReport(report: ChaosReport): string {
     row('Database connection cuts', faults.database_cut),
     row('Broker stalls', faults.broker_stall),
     row('Database stalls', faults.database_stall),
+    row(
+      'Database cuts of a consumer inside a task (outcome mark)',
+      faults.database_cut_during_outcome_mark ?? 0,
+    ),
+    row(
+      'Channel-level closes (406) of every consumer channel',
+      faults.consumer_channel_close ?? 0,
+    ),
     row('Runs due', runs.due),
     row('Runs claimed', runs.claimed),
     row('Succeeded', runs.succeeded),

@@ -26,6 +26,8 @@ describe('chaos suite plan', () => {
     expect(count('consumer-kill')).to.equal(profile.faults.consumerKills);
     expect(count('broker-cut')).to.equal(profile.faults.brokerCuts);
     expect(count('database-cut')).to.equal(profile.faults.databaseCuts);
+    expect(count('outcome-mark-cut')).to.equal(profile.faults.outcomeMarkCuts);
+    expect(count('channel-close')).to.equal(profile.faults.channelCloses);
     expect(count('broker-stall') + count('database-stall')).to.equal(
       profile.faults.stalls,
     );

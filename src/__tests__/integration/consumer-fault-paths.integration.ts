@@ -1,0 +1,428 @@
+import {expect} from '@loopback/testlab';
+import type {Channel, Message} from 'amqplib';
+import {existsSync, readFileSync, rmSync} from 'node:fs';
+import path from 'node:path';
+import {setTimeout as sleep} from 'node:timers/promises';
+import {HealthBindings} from '../../keys';
+import {
+  assertTopology,
+  brokerTopology,
+  FAILED_QUEUE,
+  retryTier,
+  RETRY_QUEUE,
+  TASK_QUEUE,
+} from '../../queue/topology';
+import {TcpProxy, viaPort} from '../fixtures/tcp-proxy';
+import {TaskSchedulerApplication} from '../../application';
+import {LogCapture} from '../fixtures/log-capture';
+import {givenTestConfig} from '../fixtures/test-app';
+import {
+  drainQueue,
+  resetBroker,
+  TEST_AMQP_URL,
+  withChannel,
+} from '../fixtures/test-broker';
+import {
+  eventually,
+  givenConsumer,
+  givenWorkersDir,
+  publishTask,
+  TEST_RETRY,
+  TestConsumer,
+} from '../fixtures/test-consumer';
+import {
+  givenCatalog,
+  sql,
+  TEST_DATABASE_URL,
+  truncateAll,
+} from '../fixtures/test-database';
+import amqp from 'amqplib';
+
+/** The channel a consumer takes deliveries from (before and after issue 14's Subscription). */
+function channelOf(consumer: object): Channel {
+  const c = consumer as {subscription?: {channel?: Channel}; channel?: Channel};
+  const channel = c.subscription?.channel ?? c.channel;
+  if (!channel) throw new Error('the consumer has no channel');
+  return channel;
+}
+
+/** A channel-level close by RabbitMQ: acking an unknown delivery tag is a 406. */
+function closeByBroker(channel: Channel): void {
+  channel.ack({fields: {deliveryTag: 999_999}} as unknown as Message);
+}
+
+/**
+ * Issue 14, items 1, 2, 3 and 7: the consumer's fault paths on a real
+ * PostgreSQL (through a TCP proxy where it must go away) and RabbitMQ.
+ */
+describe('consumer fault paths', () => {
+  let workersDir: string;
+  let consumer: TestConsumer | undefined;
+  let proxy: TcpProxy;
+  const out = (name: string) => path.join(workersDir, `${name}.out`);
+  const lines = (name: string) =>
+    existsSync(out(name)) ? readFileSync(out(name), 'utf8') : '';
+
+  before(() => {
+    workersDir = givenWorkersDir({
+      slow: `#!/bin/sh\necho start >> "$(dirname "$0")/slow.out"\nsleep 1.5\necho done >> "$(dirname "$0")/slow.out"\n`,
+      // Long enough that a loaded machine still closes the channel mid-task.
+      slower: `#!/bin/sh\necho start >> "$(dirname "$0")/slower.out"\n# Its own output elsewhere: a stopped shell leaves no orphan holding the pipes.\nsleep 4 >/dev/null 2>&1\necho done >> "$(dirname "$0")/slower.out"\n`,
+      quick: `#!/bin/sh\necho run >> "$(dirname "$0")/quick.out"\n`,
+      'slow-fail': `#!/bin/sh\necho run >> "$(dirname "$0")/slow-fail.out"\nsleep 1\nexit 1\n`,
+    });
+  });
+  after(() => rmSync(workersDir, {recursive: true, force: true}));
+  beforeEach(async () => {
+    for (const name of ['slow', 'slower', 'quick', 'slow-fail']) {
+      rmSync(out(name), {force: true});
+    }
+    await truncateAll();
+    await givenCatalog();
+    await resetBroker();
+    await sql(`UPDATE worker SET command = 'slow' WHERE id = 1`);
+    await sql(`UPDATE worker SET command = 'quick' WHERE id = 2`);
+    await sql(`UPDATE worker SET command = 'slow-fail' WHERE id = 3`);
+    await sql(`UPDATE worker SET command = 'slower' WHERE id = 4`);
+    proxy = new TcpProxy(
+      '127.0.0.1',
+      Number(new URL(TEST_DATABASE_URL).port || 5432),
+    );
+    await proxy.start();
+  });
+  afterEach(async () => {
+    proxy.restore();
+    await consumer?.stop(100);
+    consumer = undefined;
+    await proxy.close();
+    await resetBroker();
+  });
+
+  const viaProxy = () => viaPort(TEST_DATABASE_URL, proxy.port);
+
+  /** A claimed, published run of worker `workerId`; `ledger: false` sends no execution id. */
+  async function publishRun(
+    workerId: number,
+    options: {ledger?: boolean; headers?: Record<string, unknown>} = {},
+  ): Promise<number> {
+    const [scheduler] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id)
+       VALUES ('t', '* * * * *', $1) RETURNING id`,
+      [workerId],
+    );
+    const [execution] = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution
+         (scheduler_id, execution_key, container_id, status, published_at, attempts)
+       VALUES ($1, 'cron-2026-11-23-10-00', 'test', 'published', now(), 0) RETURNING id`,
+      [scheduler.id],
+    );
+    const executionId = Number(execution.id);
+    await publishTask(
+      {
+        type: 'worker',
+        id: workerId,
+        scheduler_id: scheduler.id,
+        params_scheduler: '{}',
+      },
+      {
+        ...(options.ledger === false
+          ? {}
+          : {
+              'x-execution-id': executionId,
+              'x-execution-key': 'cron-2026-11-23-10-00',
+            }),
+        ...options.headers,
+      },
+    );
+    return executionId;
+  }
+
+  const ledger = async (id: number) =>
+    (await sql(`SELECT * FROM scheduler_execution WHERE id = $1`, [id]))[0];
+  const started = (count = 1) =>
+    eventually(
+      () => consumer!.logs.find('Task started').length >= count || undefined,
+      10_000,
+      `${count} task start(s)`,
+    );
+
+  describe('item 1: an outcome that cannot be recorded', () => {
+    it('acks a task that ran when PostgreSQL is cut during its outcome mark, and never runs it again', async () => {
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {outcomeMarkRetryMs: 20_000, requeueDelayMs: 200},
+      });
+      const id = await publishRun(1);
+      await started();
+      proxy.cut();
+      await eventually(() => lines('slow').includes('done') || undefined);
+      await sleep(1000);
+      proxy.restore();
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        15_000,
+        'the success mark',
+      );
+      await sleep(1500);
+      expect(lines('slow')).to.equal('start\ndone\n');
+      expect(await ledger(id)).to.containDeep({
+        status: 'succeeded',
+        attempts: 1,
+      });
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    });
+
+    it('gives up the outcome mark after its bounded time, logs it and acks the message', async () => {
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {outcomeMarkRetryMs: 500, requeueDelayMs: 200},
+      });
+      const id = await publishRun(1);
+      await started();
+      proxy.cut();
+      await eventually(
+        () =>
+          consumer!.logs.find(
+            'Could not record the task outcome; message acknowledged without it',
+          ).length === 1 || undefined,
+        10_000,
+        'the give-up log',
+      );
+      proxy.restore();
+      await sleep(1500);
+      expect(lines('slow')).to.equal('start\ndone\n');
+      // The mark is lost (logged); the message is not requeued, so the task does not run again.
+      expect((await ledger(id)).status).to.equal('running');
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    });
+
+    it('requeues a delivery it cannot start (PostgreSQL down) only after a delay, then runs it once', async () => {
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {requeueDelayMs: 300},
+      });
+      proxy.cut();
+      const id = await publishRun(2);
+      await sleep(2000);
+      const requeues = consumer.logs.find(
+        'Task handling failed; message requeued',
+      ).length;
+      // 300 + 600 + 1200 ms of backoff: a handful, not a hot loop.
+      expect(requeues).to.be.within(1, 4);
+      proxy.restore();
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        15_000,
+        'the run',
+      );
+      expect(lines('quick')).to.equal('run\n');
+    });
+  });
+
+  describe('item 2: a consumer that consumes nothing', () => {
+    it('resubscribes the task consumer after a channel-level close (406) and takes tasks again', async () => {
+      consumer = await givenConsumer({workersDir});
+      closeByBroker(channelOf(consumer.tasks));
+      await sleep(1000);
+      const id = await publishRun(2);
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        10_000,
+        'the run after the channel close',
+      );
+      expect(lines('quick')).to.equal('run\n');
+    });
+
+    it('resubscribes the failed-task consumer after a channel-level close', async () => {
+      consumer = await givenConsumer({workersDir});
+      closeByBroker(channelOf(consumer.failed));
+      await sleep(1000);
+      await withChannel(async channel => {
+        channel.sendToQueue(
+          FAILED_QUEUE,
+          Buffer.from(
+            JSON.stringify({
+              type: 'worker',
+              id: 2,
+              scheduler_id: 1,
+              failed_reason: 'boom',
+              retry_count: 3,
+            }),
+          ),
+          {persistent: true},
+        );
+        await sleep(20);
+      });
+      await eventually(
+        async () =>
+          (await sql(`SELECT * FROM failed_task`)).length === 1 || undefined,
+        10_000,
+        'the failed task row',
+      );
+    });
+
+    it('settles a delivery once: a database cut after parking does not nack the acked message', async () => {
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {outcomeMarkRetryMs: 20_000, requeueDelayMs: 200},
+      });
+      const id = await publishRun(3, {
+        headers: {'x-retry-count': TEST_RETRY.maxRetries},
+      });
+      await started();
+      proxy.cut();
+      await sleep(2000);
+      proxy.restore();
+      await eventually(
+        async () =>
+          ((await ledger(id)).status === 'failed' &&
+            (await sql(`SELECT * FROM failed_task`)).length === 1) ||
+          undefined,
+        15_000,
+        'the failed run',
+      );
+      await sleep(500);
+      expect(consumer.logs.find('Consumer channel error')).to.have.length(0);
+      expect(lines('slow-fail')).to.equal('run\n');
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    });
+
+    it('is not ready while it has no subscription, and ready again once it has one', async () => {
+      // A worker process: no REST server, readiness on its health port.
+      const app = new TaskSchedulerApplication(
+        givenTestConfig({appMode: 'worker', healthPort: 0}),
+        new LogCapture().logger,
+      );
+      try {
+        await app.start();
+        const readiness = await app.get(HealthBindings.READINESS);
+        const consumerCheck = async () => (await readiness.check()).consumer;
+        await eventually(
+          async () => (await consumerCheck())?.status === 'up' || undefined,
+          10_000,
+          'a ready consumer',
+        );
+        // The broker cancels the consumer; resubscribing fails while the queue is missing.
+        await withChannel(channel => channel.deleteQueue(TASK_QUEUE));
+        expect(
+          await eventually(async () => {
+            const check = await consumerCheck();
+            return check?.status === 'down' ? check : undefined;
+          }),
+        ).to.deepEqual({
+          status: 'down',
+          reason: 'not subscribed to cron_scheduler',
+        });
+        await resetBroker();
+        await eventually(
+          async () => (await consumerCheck())?.status === 'up' || undefined,
+          15_000,
+          'the consumer back',
+        );
+      } finally {
+        await app.stop();
+      }
+    });
+  });
+
+  describe('item 3: unroutable retry publishes', () => {
+    it('counts a returned retry publish as failure: the task is requeued, not acked', async () => {
+      consumer = await givenConsumer({
+        workersDir,
+        tuning: {requeueDelayMs: 300},
+      });
+      await withChannel(channel =>
+        channel.deleteQueue(retryTier(1, TEST_RETRY).queue),
+      );
+      await sql(`UPDATE worker SET command = 'missing-program' WHERE id = 2`);
+      await publishRun(2, {ledger: false});
+      const requeued = await eventually(
+        () => consumer!.logs.find('Task handling failed; message requeued')[0],
+        10_000,
+        'the requeue',
+      );
+      expect(requeued.error).to.match(/no queue took the message/);
+      expect(
+        consumer.logs.find('Scheduling retry 1/3 in 200ms'),
+      ).to.have.length(0);
+      const stopping = consumer;
+      consumer = undefined;
+      await stopping.stop(100);
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(1);
+    });
+
+    it('changes the retry delay without deleting a queue; cron_scheduler_retry stays declared', async () => {
+      const open = async () => {
+        const connection = await amqp.connect(TEST_AMQP_URL);
+        const channel = await connection.createChannel();
+        channel.on('close', () => {
+          connection.close().catch(() => undefined);
+        });
+        return channel;
+      };
+      const changed = {...TEST_RETRY, retryDelayMs: 300};
+      await assertTopology(open, brokerTopology(changed));
+      await withChannel(async channel => {
+        await channel.checkQueue(RETRY_QUEUE);
+        await channel.checkQueue(retryTier(1, changed).queue);
+      });
+      expect(retryTier(1, changed).queue).to.equal(`${RETRY_QUEUE}_300ms`);
+    });
+  });
+
+  describe('item 7: deliveries of a dead channel or after SIGTERM', () => {
+    it('stops a task whose channel closed and runs it again from the redelivery', async () => {
+      consumer = await givenConsumer({workersDir});
+      const id = await publishRun(4);
+      await started();
+      closeByBroker(channelOf(consumer.tasks));
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        20_000,
+        'the redelivered run',
+      );
+      expect(lines('slower')).to.equal('start\nstart\ndone\n');
+      expect(
+        consumer.logs.find(
+          'Task interrupted: its channel closed; the broker redelivers it',
+        ),
+      ).to.have.length(1);
+    });
+
+    it('does not start a delivery that waited behind a task whose channel closed', async () => {
+      consumer = await givenConsumer({workersDir, prefetch: 2});
+      await publishRun(1, {ledger: false});
+      await publishRun(2, {ledger: false});
+      await started();
+      closeByBroker(channelOf(consumer.tasks));
+      await eventually(
+        () => lines('slow').includes('done') || undefined,
+        15_000,
+        'the redelivered slow task',
+      );
+      await eventually(() => lines('quick') || undefined);
+      await sleep(500);
+      expect(lines('quick')).to.equal('run\n');
+      expect(
+        consumer.logs.find('Stale delivery not started; requeued'),
+      ).to.have.length(1);
+    });
+
+    it('after SIGTERM does not start a delivery that waited behind the running task', async () => {
+      consumer = await givenConsumer({workersDir, prefetch: 2});
+      await publishRun(1, {ledger: false});
+      await publishRun(2, {ledger: false});
+      await started();
+      const stopping = consumer;
+      consumer = undefined;
+      await stopping.stop(5000);
+      expect(lines('slow')).to.equal('start\ndone\n');
+      expect(lines('quick')).to.equal('');
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(1);
+    });
+  });
+});

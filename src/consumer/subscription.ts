@@ -1,0 +1,164 @@
+import type {Channel} from 'amqplib';
+import type {Logger} from '../logging/logger';
+import type {AmqpConnection} from '../queue/amqp-connection';
+
+export interface SubscriptionOptions<C extends Channel> {
+  /** Names the queue in logs. */
+  queue: string;
+  connection: AmqpConnection;
+  logger: Logger;
+  /** Opens the channel (plain or confirm). */
+  openChannel: (connection: AmqpConnection) => Promise<C>;
+  /** Sets prefetch and starts consuming; resolves with the consumer tag. */
+  consume: (channel: C) => Promise<string>;
+  /** The channel closed while subscribed (its unacked deliveries go back to the queue). */
+  onChannelClosed?: (channel: C) => void;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * Keeps one consumer subscribed to a queue for as long as it is not stopped:
+ * on a new connection, and after any channel-level close (406 on a bad ack,
+ * the broker's consumer timeout, a cancel when the queue went away), it opens
+ * a new channel with capped exponential backoff. Without this a consumer
+ * could stay alive and ready while consuming nothing.
+ */
+export class Subscription<C extends Channel> {
+  private current?: C;
+  private consumerTag?: string;
+  private stopped = true;
+  private attempt = 0;
+  private timer?: NodeJS.Timeout;
+  private subscribing?: Promise<void>;
+  private openedAt = 0;
+
+  constructor(private readonly options: SubscriptionOptions<C>) {
+    options.connection.on('connected', () => {
+      this.attempt = 0;
+      this.subscribe().catch(() => undefined);
+    });
+  }
+
+  /** The channel deliveries come from now, if subscribed. */
+  get channel(): C | undefined {
+    return this.current;
+  }
+
+  /** True while a consumer is registered on a live channel. */
+  get active(): boolean {
+    return !this.stopped && !!this.current && !!this.consumerTag;
+  }
+
+  /** True if deliveries of `channel` may still be started. */
+  isLive(channel: Channel): boolean {
+    return !this.stopped && channel === this.current;
+  }
+
+  /** Subscribes now if connected; otherwise on the next connect. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    if (this.options.connection.connected) await this.subscribe();
+  }
+
+  /** Stops taking deliveries; the channel stays open to settle those in hand. */
+  async cancel(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.subscribing;
+    const channel = this.current;
+    if (channel && this.consumerTag) {
+      await channel.cancel(this.consumerTag).catch(() => undefined);
+    }
+  }
+
+  /** Cancels, then closes the channel. */
+  async close(): Promise<void> {
+    await this.cancel();
+    const channel = this.current;
+    this.current = undefined;
+    this.consumerTag = undefined;
+    await channel?.close().catch(() => undefined);
+  }
+
+  /** One subscription at a time: start(), 'connected' and a retry may all ask. */
+  private subscribe(): Promise<void> {
+    if (this.stopped || this.current) return Promise.resolve();
+    this.subscribing ??= this.open()
+      .catch(error => {
+        this.options.logger.error('Could not consume', {
+          queue: this.options.queue,
+          error: (error as Error).message,
+        });
+        this.retryLater();
+      })
+      .finally(() => {
+        this.subscribing = undefined;
+      });
+    return this.subscribing;
+  }
+
+  private async open(): Promise<void> {
+    const {options} = this;
+    const channel = await options.openChannel(options.connection);
+    channel.on('error', error =>
+      options.logger.warn('Consumer channel error', {
+        queue: options.queue,
+        error: error.message,
+      }),
+    );
+    channel.on('close', () => this.closed(channel));
+    this.current = channel;
+    this.consumerTag = undefined;
+    this.openedAt = Date.now();
+    try {
+      this.consumerTag = await options.consume(channel);
+    } catch (error) {
+      await channel.close().catch(() => undefined);
+      throw error;
+    }
+    if (this.stopped) {
+      await channel.cancel(this.consumerTag).catch(() => undefined);
+      return;
+    }
+    options.logger.info('Consuming', {queue: options.queue});
+  }
+
+  /** The broker cancelled the consumer (queue deleted): start over on a new channel. */
+  lost(channel: C): void {
+    if (channel !== this.current) return;
+    this.options.logger.warn('Consumer cancelled by the broker', {
+      queue: this.options.queue,
+    });
+    channel.close().catch(() => undefined);
+  }
+
+  private closed(channel: C): void {
+    if (channel !== this.current) return;
+    this.current = undefined;
+    this.consumerTag = undefined;
+    // A channel that lived longer than the longest wait starts the backoff over.
+    if (Date.now() - this.openedAt > (this.options.maxBackoffMs ?? 10_000)) {
+      this.attempt = 0;
+    }
+    this.options.onChannelClosed?.(channel);
+    this.retryLater();
+  }
+
+  private retryLater(): void {
+    if (this.stopped || !this.options.connection.connected) return;
+    clearTimeout(this.timer);
+    const min = this.options.minBackoffMs ?? 200;
+    const max = this.options.maxBackoffMs ?? 10_000;
+    const delay = Math.min(max, min * 2 ** this.attempt);
+    this.attempt++;
+    this.options.logger.warn('Consumer channel closed; resubscribing', {
+      queue: this.options.queue,
+      retry_in_ms: delay,
+      attempt: this.attempt,
+    });
+    this.timer = setTimeout(() => {
+      this.subscribe().catch(() => undefined);
+    }, delay);
+  }
+}
