@@ -38,6 +38,12 @@ export interface SchedulerExecution {
   output_truncated?: boolean;
 
   /**
+   * The task message of a run an operator started (re-drive, queued report), stored with the run so the sweeper can publish exactly it (outbox); null for cron runs
+   */
+  payload?: {
+} | null;
+
+  /**
    * When the broker's confirm of the task message arrived
    */
   published_at?: string | null;

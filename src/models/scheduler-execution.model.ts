@@ -3,6 +3,7 @@ import {
   booleanColumn,
   idColumn,
   integerColumn,
+  jsonObjectColumn,
   referenceColumn,
   textColumn,
   timestampColumn,
@@ -55,6 +56,15 @@ export class SchedulerExecution extends Entity {
     }),
   )
   status?: string;
+
+  @property(
+    jsonObjectColumn('payload', {
+      description:
+        'The task message of a run an operator started (re-drive, queued report), stored with the run so the sweeper can publish exactly it (outbox); null for cron runs',
+      jsonSchema: {nullable: true},
+    }),
+  )
+  payload?: Record<string, unknown> | null;
 
   @property(
     textColumn('status_reason', {

@@ -9,6 +9,7 @@ export interface Filter {
 'executed_at'?: boolean;
 'slot'?: boolean;
 'status'?: boolean;
+'payload'?: boolean;
 'status_reason'?: boolean;
 'published_at'?: boolean;
 'container_id'?: boolean;
@@ -21,7 +22,7 @@ export interface Filter {
 'output_truncated'?: boolean;
 'unfinished_starts'?: boolean;
 'unfinished_retry_count'?: boolean;
-} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'status_reason' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count' | 'output_truncated' | 'unfinished_starts' | 'unfinished_retry_count'>);
+} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'payload' | 'status_reason' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count' | 'output_truncated' | 'unfinished_starts' | 'unfinished_retry_count'>);
   limit?: number;
   offset?: number;
   order?: (string | Array<string>);
