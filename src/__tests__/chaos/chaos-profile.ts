@@ -5,6 +5,12 @@ export interface ChaosProfile {
   schedulers: number;
   /** Every this-many-th scheduler's worker always fails (ends `failed`). */
   failingEvery: number;
+  /**
+   * Every this-many-th scheduler's worker leaves an orphaned grandchild
+   * (`sleep 5 &`) holding its output open, then exits: the run must still
+   * end at once, without waiting for the grandchild.
+   */
+  orphanEvery: number;
   simulatedMinutes: number;
   /** Simulated minutes per real minute. */
   clockScale: number;
@@ -34,6 +40,7 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
     name: 'short',
     schedulers: 100,
     failingEvery: 25,
+    orphanEvery: 20,
     simulatedMinutes: 8,
     clockScale: 8,
     faults: {
@@ -53,6 +60,7 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
     name: 'full',
     schedulers: 1000,
     failingEvery: 100,
+    orphanEvery: 250,
     simulatedMinutes: 30,
     clockScale: 12,
     faults: {

@@ -14,7 +14,7 @@ import {
 import {createChaosEnvironment, ChaosEnvironment} from './chaos-environment';
 import {checkLedger, FaultWindow, Violation} from './chaos-invariants';
 import {CONSUMERS, FaultKind, planFaults, PRODUCERS} from './chaos-plan';
-import {ChaosOptions, parseChaosArgs} from './chaos-profile';
+import {ChaosOptions, ChaosProfile, parseChaosArgs} from './chaos-profile';
 import {FAILED_QUEUE, TASK_QUEUE} from '../../queue/topology';
 import {queueDepths} from './queue-depths';
 import {SeededRandom} from './seeded-random';
@@ -47,8 +47,7 @@ class Cluster {
 
 async function seedSchedulers(
   db: Client,
-  schedulers: number,
-  failingEvery: number,
+  profile: Pick<ChaosProfile, 'schedulers' | 'failingEvery' | 'orphanEvery'>,
   sideEffectFile: string,
   firstSlot: Date,
 ): Promise<void> {
@@ -60,11 +59,20 @@ async function seedSchedulers(
      SELECT 'chaos ' || n, '* * * * *', $2,
             CASE WHEN n % $3 = 0
               THEN jsonb_build_object('out', $4::text, 'fail', 'always')
+              WHEN n % $6 = 1
+              THEN jsonb_build_object('out', $4::text, 'orphan', '1')
               ELSE jsonb_build_object('out', $4::text) END,
             $5
        FROM generate_series(1, $1::int) AS n`,
     // Active from the first simulated minute, which starts before the insert.
-    [schedulers, rows[0].id, failingEvery, sideEffectFile, firstSlot],
+    [
+      profile.schedulers,
+      rows[0].id,
+      profile.failingEvery,
+      sideEffectFile,
+      firstSlot,
+      profile.orphanEvery,
+    ],
   );
   // Producers start from the first simulated minute, not a catch-up window.
   await db.query(
@@ -169,13 +177,7 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
     const clock = {origin, scale: profile.clockScale};
     const firstSlot = minuteSlot(origin);
     const lastSlot = addMinutes(firstSlot, profile.simulatedMinutes - 1);
-    await seedSchedulers(
-      db,
-      profile.schedulers,
-      profile.failingEvery,
-      sideEffectFile,
-      firstSlot,
-    );
+    await seedSchedulers(db, profile, sideEffectFile, firstSlot);
     const {host: pgHost, port: pgPort} = new URL(environment.databaseUrl);
     const {host: mqHost, port: mqPort} = new URL(environment.amqpUrl);
     // The supervisor asks it about SIGKILLs the suite did not send.
