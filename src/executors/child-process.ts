@@ -114,11 +114,13 @@ export function watchChild(
     });
     child.once('close', finish);
     // Finish on exit: 'close' waits for the pipes, which a background
-    // process the child started may hold open long after it exited.
+    // process the child started may hold open long after it exited. What it
+    // left in its group is stopped: a task must not leave processes behind.
     child.once('exit', () => {
+      signalProcessGroup(child, 'SIGTERM');
       drainTimer = setTimeout(() => {
         options.logger.warn(
-          `${options.kind} exited but its output stayed open (a process it started still runs); output closed`,
+          `${options.kind} exited but its output stayed open (a process it started ignored SIGTERM); output closed`,
         );
         child.stdout?.destroy();
         child.stderr?.destroy();

@@ -51,6 +51,8 @@ describe('workers in their own process group', () => {
       ['-c', `sleep 600 & echo $! > ${pidFile}; ${then}`],
       {shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe']},
     );
+    // The whole group, whatever a test leaves of it.
+    leftovers.push(-child.pid!);
     const grandchild = async () => {
       await until(() => {
         try {
@@ -107,17 +109,36 @@ describe('workers in their own process group', () => {
     expect(await until(() => !alive(pid), 2000)).to.be.true();
   });
 
-  it("finishes on the worker's exit although a background process holds its output open", async () => {
+  it("finishes on the worker's exit and stops what it left running in its group", async () => {
     const logs = new LogCapture();
     const {child, grandchild} = startWorker('echo done; exit 0');
     const started = Date.now();
     const outcome = await watch(child, logs);
-    await grandchild();
+    const pid = await grandchild();
+    expect(outcome).to.deepEqual({code: 0, signal: null});
+    expect(Date.now() - started).to.be.below(3000);
+    expect(await until(() => !alive(pid), 2000)).to.be.true();
+  });
+
+  it('closes the output of a worker whose leftover ignores SIGTERM, and says so', async () => {
+    const logs = new LogCapture();
+    const pidFile = path.join(dir, 'stubborn.pid');
+    const child = spawnTiedToParent(
+      '/bin/sh',
+      [
+        '-c',
+        `sh -c 'trap "" TERM; echo $$ > ${pidFile}; sleep 600' & sleep 0.2; exit 0`,
+      ],
+      {shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe']},
+    );
+    const started = Date.now();
+    const outcome = await watch(child, logs);
+    leftovers.push(-child.pid!, Number(readFileSync(pidFile, 'utf8')));
     expect(outcome).to.deepEqual({code: 0, signal: null});
     expect(Date.now() - started).to.be.below(3000);
     expect(
       logs.find(
-        'worker exited but its output stayed open (a process it started still runs); output closed',
+        'worker exited but its output stayed open (a process it started ignored SIGTERM); output closed',
       ),
     ).to.have.length(1);
   });
