@@ -40,8 +40,8 @@ export type StartDecision =
 export class RunLedger {
   /**
    * `pool` writes the marks (asynchronous commit unless
-   * CRON_LEDGER_DURABLE_COMMIT); `durablePool` commits synchronously and is
-   * used only to make a start mark durable when it must be (see `start`).
+   * CRON_LEDGER_DURABLE_COMMIT); `durablePool` commits synchronously and
+   * takes the start mark of a run not yet marked published (see `start`).
    */
   constructor(
     private readonly pool: Pool,
@@ -65,21 +65,28 @@ export class RunLedger {
     retryCount = 0,
   ): Promise<StartDecision> {
     if (executionId === undefined) return 'run';
-    const {rows: started} = await this.pool.query<{unpublished: boolean}>({
-      // Named: parsed and planned once per connection, not once per task.
-      name: 'ledger-start',
-      text: `UPDATE scheduler_execution
-                SET status = 'running', attempts = attempts + 1, started_at = $2,
-                    finished_at = NULL, duration_ms = NULL, last_retry_count = $3
-              WHERE id = $1
-                AND status NOT IN ('succeeded', 'failed', 'skipped')
-                AND NOT (status = 'retrying' AND COALESCE(last_retry_count, -1) >= $3)
-              RETURNING published_at IS NULL AS unpublished`,
-      values: [executionId, at, retryCount],
-    });
-    if (started.length > 0) {
-      if (started[0].unpublished) await this.flush(executionId);
-      return 'run';
+    // A published run: the asynchronous session is enough (the sweeper never
+    // looks at it again). An unpublished one (its producer died after the
+    // confirm, or has not marked it yet) is marked on the durable session, so
+    // a crash cannot undo the mark and make the sweeper send it again; a
+    // failure there leaves the row untouched, not half-started.
+    for (const [pool, name, condition] of [
+      [this.pool, 'ledger-start', 'AND published_at IS NOT NULL'],
+      [this.durablePool, 'ledger-start-unpublished', ''],
+    ] as const) {
+      const {rowCount} = await pool.query({
+        // Named: parsed and planned once per connection, not once per task.
+        name,
+        text: `UPDATE scheduler_execution
+                  SET status = 'running', attempts = attempts + 1, started_at = $2,
+                      finished_at = NULL, duration_ms = NULL, last_retry_count = $3
+                WHERE id = $1
+                  AND status NOT IN ('succeeded', 'failed', 'skipped')
+                  AND NOT (status = 'retrying' AND COALESCE(last_retry_count, -1) >= $3)
+                  ${condition}`,
+        values: [executionId, at, retryCount],
+      });
+      if (rowCount) return 'run';
     }
     const {rows} = await this.pool.query<{status: string}>(
       `SELECT status FROM scheduler_execution WHERE id = $1`,
@@ -96,24 +103,6 @@ export class RunLedger {
       return previous;
     }
     return 'attempt-already-ran';
-  }
-
-  /**
-   * Makes every mark written so far durable: a transaction that writes WAL
-   * commits, on a synchronous-commit session, only once the WAL up to it (our
-   * asynchronous start mark included) is on disk. (A transaction that writes
-   * nothing, such as `SELECT txid_current()`, would not wait.) Needed only
-   * while the run has no published_at: the sweeper republishes a claim it
-   * still finds `claimed`, so a start mark lost in a database crash would run
-   * that task a second time. Once the producer's durable publish mark exists,
-   * the sweeper never looks at the run again and an asynchronous mark is enough.
-   */
-  private async flush(executionId: number): Promise<void> {
-    await this.durablePool.query({
-      name: 'ledger-flush',
-      text: `UPDATE scheduler_execution SET status = status WHERE id = $1`,
-      values: [executionId],
-    });
   }
 
   async finished(

@@ -69,6 +69,19 @@ describe('run ledger', () => {
     // The producer's durable publish mark exists: the sweeper never looks again.
     expect(flushes).to.have.length(0);
 
+    // A durable session that fails leaves the unpublished run untouched, so
+    // a requeued delivery is not counted as a start its consumer died in.
+    const broken = new RunLedger(marks, {
+      query: () => Promise.reject(new Error('connection lost')),
+    } as unknown as Pool);
+    await expect(broken.start(unpublished, new Date())).to.be.rejectedWith(
+      /connection lost/,
+    );
+    expect(await row(unpublished)).to.containDeep({
+      status: 'claimed',
+      attempts: 0,
+    });
+
     const lsn = (text: string) => {
       const [high, low] = text.split('/');
       return BigInt(`0x${high}`) * 2n ** 32n + BigInt(`0x${low}`);
