@@ -6,6 +6,9 @@ import {promisify} from 'node:util';
 import {PROJECT_ROOT} from '../config';
 import {describeApi} from './api-document';
 
+/** A command-line report line (this is a CLI, not the service: no logger). */
+const print = (text: unknown) => process.stdout.write(`${String(text)}\n`);
+
 const run = promisify(execFile);
 const bin = (name: string) =>
   path.join(PROJECT_ROOT, 'node_modules/.bin', name);
@@ -24,10 +27,10 @@ async function spectral(): Promise<boolean> {
       ['lint', '--ruleset', '.spectral.yaml', '--fail-severity=hint', DOCUMENT],
       {cwd: PROJECT_ROOT},
     );
-    console.log(`spectral: ${stdout.trim()}`);
+    print(`spectral: ${stdout.trim()}`);
     return true;
   } catch (error) {
-    console.log((error as {stdout?: string}).stdout ?? String(error));
+    print((error as {stdout?: string}).stdout ?? String(error));
     return false;
   }
 }
@@ -57,19 +60,19 @@ async function redocly(): Promise<boolean> {
     try {
       report = JSON.parse(stdout) as RedoclyReport;
     } catch {
-      console.log(stdout || String(error));
+      print(stdout || String(error));
       return false;
     }
   }
   const {errors, warnings, ignored} = report.totals;
-  console.log(
+  print(
     `redocly: ${errors} errors, ${warnings} warnings (${ignored} ignored with a reason)`,
   );
   if (errors + warnings === 0) return true;
   // Show them readably.
   await run(bin('redocly'), [...args, '--format=stylish'], options).then(
-    ({stdout}) => console.log(stdout),
-    (error: {stdout?: string}) => console.log(error.stdout),
+    ({stdout}) => print(stdout),
+    (error: {stdout?: string}) => print(error.stdout),
   );
   return false;
 }
