@@ -9,6 +9,8 @@ import {drainQueue, resetBroker} from '../fixtures/test-broker';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
 import {
   ageClaims,
+  at,
+  bodies,
   bulkInsertSchedulers,
   executionRows,
   givenProducer,
@@ -16,9 +18,6 @@ import {
   TestProducer,
 } from '../fixtures/test-producer';
 
-const at = (iso: string) => new Date(iso);
-const bodies = (messages: Array<{content: Buffer}>) =>
-  messages.map(m => JSON.parse(m.content.toString()));
 const lastSlotWas = (iso: string) =>
   sql(`INSERT INTO producer_state (name, last_slot) VALUES ('ticks', $1)`, [
     iso,

@@ -25,16 +25,14 @@ import {
 } from '../fixtures/test-database';
 import {
   ageClaims,
+  at,
+  bodies,
   bulkInsertSchedulers,
   executionRows,
   givenProducer,
   insertSchedulers,
   TestProducer,
 } from '../fixtures/test-producer';
-
-const at = (iso: string) => new Date(iso);
-const bodies = (messages: Array<{content: Buffer}>) =>
-  messages.map(m => JSON.parse(m.content.toString()));
 
 describe('producer (cron-scheduler)', () => {
   const running: TestProducer[] = [];
