@@ -108,6 +108,10 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.bind(POSTGRES_DATASOURCE_CONFIG).to({
       url: appConfig.databaseUrl,
       statementTimeoutMs: appConfig.apiStatementTimeoutMs,
+      // The database enforces the cap too, against concurrent saves.
+      sessionSettings: {
+        'task_scheduler.stay_alive_max': String(appConfig.stayAlive.maxWorkers),
+      },
     });
     // Everything is registered explicitly: nothing is discovered by scanning
     // dist/, where a stale compiled file could shadow a real controller.

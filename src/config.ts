@@ -121,6 +121,10 @@ export interface ReportConfig {
   outboxMaxBytes: number;
   /** REPORT_MAX_QUEUED_PER_USER: queued reports one user may have waiting at once. */
   maxQueuedPerUser: number;
+  /** REPORT_CONCURRENCY: report tasks one consumer process runs at once, beside its cron tasks. */
+  concurrency: number;
+  /** REPORT_TASK_TIMEOUT_MS: run time limit of one attempt of a report task. */
+  taskTimeoutMs: number;
 }
 
 export interface StayAliveConfig {
@@ -293,6 +297,14 @@ function readReports(env: Env): ReportConfig {
       'REPORT_MAX_QUEUED_PER_USER',
       3,
       integer(1, 1000),
+    ),
+    concurrency: read(env, 'REPORT_CONCURRENCY', 1, integer(1, 16)),
+    // Below RabbitMQ's 30-minute consumer timeout, as CRON_TASK_TIMEOUT_MS.
+    taskTimeoutMs: read(
+      env,
+      'REPORT_TASK_TIMEOUT_MS',
+      600_000,
+      integer(1000, MAX_TASK_TIMEOUT_MS),
     ),
   };
 }

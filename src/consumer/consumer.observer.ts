@@ -15,11 +15,17 @@ import {AppBindings, ConsumerBindings, LoggingBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
 import {AmqpConnection} from '../queue/amqp-connection';
 import type {TaskType} from '../queue/task-message';
-import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
+import {
+  assertTopology,
+  brokerTopology,
+  REPORT_QUEUE,
+  retrySettings,
+  TASK_QUEUE,
+} from '../queue/topology';
 import {FailedTaskConsumer} from './failed-task-consumer';
 import {isCrashLooping} from './crash-loop-guard';
 import {createLedgerPool, RunLedger} from './run-ledger';
-import {TaskConsumer} from './task-consumer';
+import {HandOff, TaskConsumer} from './task-consumer';
 
 export const CONSUMER_CONTEXT = 'cron-worker';
 /** After SIGTERM, how long a worker or report child gets before SIGKILL. */
@@ -37,6 +43,7 @@ export class ConsumerObserver implements LifeCycleObserver {
   private ledgerPool?: Pool;
   private connection?: AmqpConnection;
   private tasks?: TaskConsumer;
+  private reports: TaskConsumer[] = [];
   private failed?: FailedTaskConsumer;
   private stopping?: Promise<void>;
 
@@ -75,35 +82,42 @@ export class ConsumerObserver implements LifeCycleObserver {
           brokerTopology(settings),
         ),
     });
-    const childOptions = {
-      defaultTimeoutMs: config.cronTaskTimeoutMs,
-      killGraceMs: KILL_GRACE_MS,
-      env: config.childEnv,
-      outputMaxBytes: config.taskOutputMaxBytes,
-    };
-    this.tasks = new TaskConsumer({
-      connection: this.connection,
-      // The consumer's main pool commits durably: it flushes start marks.
-      ledger: new RunLedger(ledgerPool, this.pool),
-      isCrashLooping: (id, retryCount) =>
-        isCrashLooping(ledgerPool, id, retryCount),
-      executors: {
-        worker: new WorkerExecutor(this.pool, {
-          ...childOptions,
-          workersDir: config.workersDir,
-        }),
-        // Reports read the database and send mail: their child gets what that needs.
-        report: new ReportExecutor(this.pool, {
-          ...childOptions,
-          env: reportChildEnv(config),
-        }),
-        reminder: new ReminderExecutor(this.pool),
-        ...this.executorOverrides,
-      },
-      retry: settings,
-      prefetch: config.cronWorkerPrefetch,
-      logger: this.logger,
-    });
+    // The consumer's main pool commits durably: it flushes start marks.
+    const ledger = new RunLedger(ledgerPool, this.pool);
+    const consumerFor = (
+      queue: string,
+      executors: Record<TaskType, TaskExecutor>,
+      prefetch: number,
+      handOff?: HandOff,
+    ) =>
+      new TaskConsumer({
+        connection: this.connection!,
+        queue,
+        handOff,
+        ledger,
+        isCrashLooping: (id, retryCount) =>
+          isCrashLooping(ledgerPool, id, retryCount),
+        executors,
+        retry: settings,
+        prefetch,
+        logger: this.logger,
+      });
+    this.tasks = consumerFor(
+      TASK_QUEUE,
+      this.executors(config.cronTaskTimeoutMs),
+      config.cronWorkerPrefetch,
+      {types: new Set(['report']), queue: REPORT_QUEUE},
+    );
+    // Reports run beside cron tasks, never in their slot: each report
+    // consumer holds one report at a time (prefetch 1), so an idle one
+    // never waits behind a busy one's prefetched messages.
+    this.reports = Array.from({length: config.reports.concurrency}, () =>
+      consumerFor(
+        REPORT_QUEUE,
+        this.executors(config.reports.taskTimeoutMs),
+        1,
+      ),
+    );
     this.failed = new FailedTaskConsumer(
       this.connection,
       this.pool,
@@ -111,9 +125,11 @@ export class ConsumerObserver implements LifeCycleObserver {
     );
     await this.connection.start();
     await this.tasks.start();
+    for (const reports of this.reports) await reports.start();
     await this.failed.start();
     this.logger.info('cron-worker started', {
       prefetch: config.cronWorkerPrefetch,
+      report_concurrency: config.reports.concurrency,
       max_retries: config.cronMaxRetries,
     });
   }
@@ -121,9 +137,36 @@ export class ConsumerObserver implements LifeCycleObserver {
   /** Why this process consumes nothing right now, or undefined while both queues are subscribed. */
   notConsuming(): string | undefined {
     if (!this.tasks?.consuming) return 'not subscribed to cron_scheduler';
+    if (this.reports.some(reports => !reports.consuming))
+      return 'not subscribed to cron_scheduler_reports';
     if (!this.failed?.consuming)
       return 'not subscribed to cron_scheduler_failed';
     return undefined;
+  }
+
+  /** The executors of one consumer; `timeoutMs` bounds runs whose worker sets none. */
+  private executors(timeoutMs: number): Record<TaskType, TaskExecutor> {
+    const {config} = this;
+    const pool = this.pool!;
+    const childOptions = {
+      defaultTimeoutMs: timeoutMs,
+      killGraceMs: KILL_GRACE_MS,
+      env: config.childEnv,
+      outputMaxBytes: config.taskOutputMaxBytes,
+    };
+    return {
+      worker: new WorkerExecutor(pool, {
+        ...childOptions,
+        workersDir: config.workersDir,
+      }),
+      // Reports read the database and send mail: their child gets what that needs.
+      report: new ReportExecutor(pool, {
+        ...childOptions,
+        env: reportChildEnv(config),
+      }),
+      reminder: new ReminderExecutor(pool),
+      ...this.executorOverrides,
+    };
   }
 
   stop(): Promise<void> {
@@ -132,7 +175,11 @@ export class ConsumerObserver implements LifeCycleObserver {
   }
 
   private async shutDown(): Promise<void> {
-    await this.tasks?.stop(this.config.cronShutdownGraceMs);
+    const grace = this.config.cronShutdownGraceMs;
+    await Promise.all([
+      this.tasks?.stop(grace),
+      ...this.reports.map(reports => reports.stop(grace)),
+    ]);
     await this.failed?.stop();
     await this.connection?.stop();
     await this.pool?.end();

@@ -29,8 +29,18 @@ import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
 import type {RunLedger, StartDecision} from './run-ledger';
 import {Subscription} from './subscription';
 
+/** Task types another queue's consumers run: the message is moved there. */
+export interface HandOff {
+  types: ReadonlySet<TaskType>;
+  queue: string;
+}
+
 export interface TaskConsumerOptions {
   connection: AmqpConnection;
+  /** The queue consumed; `cron_scheduler` unless set (the report queue). */
+  queue?: string;
+  /** Moves these task types to their own queue instead of running them here. */
+  handOff?: HandOff;
   ledger: RunLedger;
   executors: Record<TaskType, TaskExecutor>;
   retry: RetrySettings;
@@ -87,11 +97,13 @@ export class TaskConsumer {
   private graceOver = new AbortController();
   private startFailures = 0;
   private readonly clock: () => Date;
+  private readonly queueName: string;
 
   constructor(private readonly options: TaskConsumerOptions) {
     this.clock = options.clock ?? (() => new Date());
+    this.queueName = options.queue ?? TASK_QUEUE;
     this.subscription = new Subscription({
-      queue: TASK_QUEUE,
+      queue: this.queueName,
       connection: options.connection,
       logger: options.logger,
       openChannel: connection => connection.createConfirmChannel(),
@@ -150,7 +162,7 @@ export class TaskConsumer {
     // A publish no queue takes comes back: publishConfirmed counts it as failed.
     channel.on('return', () => undefined);
     await channel.prefetch(this.options.prefetch);
-    const {consumerTag} = await channel.consume(TASK_QUEUE, message => {
+    const {consumerTag} = await channel.consume(this.queueName, message => {
       if (!message) {
         this.subscription.lost(channel);
         return;
@@ -159,7 +171,7 @@ export class TaskConsumer {
       this.queue = this.queue.then(() => this.handle(channel, delivery));
     });
     this.options.logger.info('Consuming tasks', {
-      queue: TASK_QUEUE,
+      queue: this.queueName,
       prefetch: this.options.prefetch,
     });
     return consumerTag;
@@ -255,6 +267,10 @@ export class TaskConsumer {
     } catch (error) {
       if (!(error instanceof PoisonMessageError)) throw error;
       await this.park(channel, delivery, undefined, error.message, retryCount);
+      return;
+    }
+    if (this.options.handOff?.types.has(task.type)) {
+      await this.handOver(channel, delivery, this.options.handOff.queue);
       return;
     }
     const executionId = executionIdOf(headers);
@@ -411,6 +427,28 @@ export class TaskConsumer {
       error: reason,
       retry_count: retryCount,
       duration_ms: Math.round(durationMs),
+    });
+  }
+
+  /**
+   * Moves a message to the queue whose consumers run its type: published
+   * unchanged (headers, retry count, ids) and confirmed before the ack, so
+   * it is never lost; a crash between the two leaves a copy in both queues,
+   * which the run ledger turns into one run.
+   */
+  private async handOver(
+    channel: ConfirmChannel,
+    delivery: Delivery,
+    queue: string,
+  ): Promise<void> {
+    const {message} = delivery;
+    await publishConfirmed(channel, '', queue, message.content, {
+      ...message.properties,
+    });
+    delivery.ack();
+    this.options.logger.debug('Task handed over to its own queue', {
+      queue,
+      execution_key: message.properties.headers?.['x-execution-key'],
     });
   }
 

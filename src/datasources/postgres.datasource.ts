@@ -9,6 +9,8 @@ export interface PostgresDataSourceConfig {
   max?: number;
   /** statement_timeout of every session: a request never holds one longer. */
   statementTimeoutMs: number;
+  /** Settings the database's own rules read (fixed names from our code, never request input). */
+  sessionSettings?: Record<string, string>;
 }
 
 @lifeCycleObserver('datasource')
@@ -28,7 +30,12 @@ export class PostgresDataSource
       url: dsConfig.url,
       max: dsConfig.max ?? 10,
       // Sent in the startup packet, so every (re)connected session has it.
-      options: `-c statement_timeout=${Math.round(dsConfig.statementTimeoutMs)}`,
+      options: Object.entries({
+        statement_timeout: String(Math.round(dsConfig.statementTimeoutMs)),
+        ...dsConfig.sessionSettings,
+      })
+        .map(([name, value]) => `-c ${name}=${value}`)
+        .join(' '),
       // Connect on first use: the API starts even while PostgreSQL is still
       // coming up, and the pool reconnects after an outage.
       lazyConnect: true,

@@ -76,6 +76,12 @@ const CONSTRAINT_FIELDS: Record<
     message:
       'unknown time zone: the database does not know it; use an IANA name such as Europe/Berlin',
   },
+  scheduler_stay_alive_max: {
+    path: '/stay_alive',
+    code: 'stayAliveMax',
+    message:
+      'the installation has as many stay-alive schedulers as STAY_ALIVE_MAX allows',
+  },
 };
 
 /** SQLSTATE of a statement cancelled by statement_timeout. */

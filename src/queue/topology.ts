@@ -3,6 +3,13 @@ import type {Channel, Options} from 'amqplib';
 export const TASK_QUEUE = 'cron_scheduler';
 export const RETRY_QUEUE = 'cron_scheduler_retry';
 export const FAILED_QUEUE = 'cron_scheduler_failed';
+/**
+ * Report tasks wait here, consumed by report consumers of their own (their
+ * own concurrency and timeout), so a long report never holds the slot a
+ * cron task needs. The producer still publishes every task to
+ * `cron_scheduler`; the task consumer hands report messages over.
+ */
+export const REPORT_QUEUE = 'cron_scheduler_reports';
 export const DEAD_LETTER_EXCHANGE = 'cron_dlx';
 export const RETRY_ROUTING_KEY = 'retry';
 export const FAILED_ROUTING_KEY = 'failed';
@@ -100,6 +107,16 @@ export function brokerTopology(settings: RetrySettings): Topology {
           durable: true,
           arguments: {
             'x-message-deduplication': true,
+            'x-dead-letter-exchange': DEAD_LETTER_EXCHANGE,
+            'x-dead-letter-routing-key': RETRY_ROUTING_KEY,
+          },
+        },
+      },
+      {
+        name: REPORT_QUEUE,
+        options: {
+          durable: true,
+          arguments: {
             'x-dead-letter-exchange': DEAD_LETTER_EXCHANGE,
             'x-dead-letter-routing-key': RETRY_ROUTING_KEY,
           },

@@ -62,6 +62,31 @@ describe('Scheduler API: limits on what one scheduler may cost', () => {
       expect(n).to.equal(STAY_ALIVE_MAX);
     });
 
+    it('holds STAY_ALIVE_MAX against concurrent saves (the database decides the race)', async () => {
+      const answers = await Promise.all(
+        Array.from({length: 12}, () =>
+          admin.post('/api/schedulers').send(givenSchedulerBody(stayAliveBody)),
+        ),
+      );
+      const statuses = answers.map(res => res.status).sort();
+      expect(statuses.filter(status => status === 201)).to.have.length(
+        STAY_ALIVE_MAX,
+      );
+      expect(statuses.filter(status => status === 422)).to.have.length(
+        12 - STAY_ALIVE_MAX,
+      );
+      for (const res of answers.filter(r => r.status === 422)) {
+        expect(res.body.error.details[0]).to.containDeep({
+          path: '/stay_alive',
+          code: 'stayAliveMax',
+        });
+      }
+      const [{n}] = await sql<{n: number}>(
+        `SELECT count(*)::int AS n FROM scheduler WHERE stay_alive`,
+      );
+      expect(n).to.equal(STAY_ALIVE_MAX);
+    });
+
     it('counts a PATCH that turns stay_alive on against the limit', async () => {
       for (let i = 0; i < STAY_ALIVE_MAX; i++) {
         await admin

@@ -11,6 +11,11 @@ export interface ChaosProfile {
    * end at once, without waiting for the grandchild.
    */
   orphanEvery: number;
+  /**
+   * Two more schedulers whose first run floods the consumer: one prints a
+   * gigabyte in one line, one prints without end until its timeout.
+   */
+  floodWorkers: boolean;
   simulatedMinutes: number;
   /** Simulated minutes per real minute. */
   clockScale: number;
@@ -41,6 +46,7 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
     schedulers: 100,
     failingEvery: 25,
     orphanEvery: 20,
+    floodWorkers: false,
     simulatedMinutes: 8,
     clockScale: 8,
     faults: {
@@ -61,6 +67,7 @@ export const PROFILES: Record<ChaosProfile['name'], ChaosProfile> = {
     schedulers: 1000,
     failingEvery: 100,
     orphanEvery: 250,
+    floodWorkers: true,
     simulatedMinutes: 30,
     clockScale: 12,
     faults: {

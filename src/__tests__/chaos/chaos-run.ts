@@ -15,7 +15,8 @@ import {createChaosEnvironment, ChaosEnvironment} from './chaos-environment';
 import {checkLedger, FaultWindow, Violation} from './chaos-invariants';
 import {CONSUMERS, FaultKind, planFaults, PRODUCERS} from './chaos-plan';
 import {ChaosOptions, ChaosProfile, parseChaosArgs} from './chaos-profile';
-import {FAILED_QUEUE, TASK_QUEUE} from '../../queue/topology';
+import {FAILED_QUEUE, REPORT_QUEUE, TASK_QUEUE} from '../../queue/topology';
+import {PeakRss} from './peak-rss';
 import {queueDepths} from './queue-depths';
 import {SeededRandom} from './seeded-random';
 import {writeReliability} from './reliability-report';
@@ -25,6 +26,8 @@ import {log, sleep, waitFor} from './wait';
 import {SupervisedProcess} from './supervised-process';
 
 const WORKERS_DIR = path.join(PROJECT_ROOT, 'scripts/chaos/workers');
+/** Run time limit of the flood workers (the endless one ends by it). */
+const FLOOD_TIMEOUT_MS = 20_000;
 /** Real time a crashed process stays down before its restart. */
 const RESTART_DELAY_MS = 1000;
 /** Real time after which a claim left unpublished is swept. */
@@ -47,7 +50,10 @@ class Cluster {
 
 async function seedSchedulers(
   db: Client,
-  profile: Pick<ChaosProfile, 'schedulers' | 'failingEvery' | 'orphanEvery'>,
+  profile: Pick<
+    ChaosProfile,
+    'schedulers' | 'failingEvery' | 'orphanEvery' | 'floodWorkers'
+  >,
   sideEffectFile: string,
   firstSlot: Date,
 ): Promise<void> {
@@ -74,6 +80,21 @@ async function seedSchedulers(
       profile.orphanEvery,
     ],
   );
+  if (profile.floodWorkers) {
+    // Their own worker: the endless one must end by a timeout, not CRON_TASK_TIMEOUT_MS.
+    const {rows: flood} = await db.query<{id: number}>(
+      `INSERT INTO worker (name, command, timeout_ms)
+       VALUES ('chaos-flood', 'chaos-worker', $1) RETURNING id`,
+      [FLOOD_TIMEOUT_MS],
+    );
+    await db.query(
+      `INSERT INTO scheduler (description, schedule, worker_id, params, activated_at)
+       SELECT 'chaos flood ' || kind, '* * * * *', $1,
+              jsonb_build_object('out', $2::text, 'flood', kind), $3
+         FROM unnest(ARRAY['line', 'endless']) AS kind`,
+      [flood[0].id, sideEffectFile, firstSlot],
+    );
+  }
   // Producers start from the first simulated minute, not a catch-up window.
   await db.query(
     `INSERT INTO producer_state (name, last_slot) VALUES ('ticks', $1)`,
@@ -135,6 +156,7 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
   let db = new Client();
   let dbConnected = false;
   const cluster = new Cluster();
+  const consumerMemory = new PeakRss();
   let failed = true;
   // Registered before anything exists, so an interrupt at any point still
   // stops the processes and removes the database and vhost.
@@ -227,6 +249,9 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       (lastSlot.getTime() - origin.getTime()) / profile.clockScale -
       (phaseStart - origin.getTime());
     const plan = planFaults(profile, phaseMs, random);
+    consumerMemory.watch(() =>
+      cluster.processes.filter(p => CONSUMERS.includes(p.name)),
+    );
     const linkFaults: Array<Promise<void>> = [];
     for (const fault of plan) {
       linkFaults.push(
@@ -345,7 +370,9 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       }));
     const unsubscribed = subscriptions.filter(
       q =>
-        (q.queue === TASK_QUEUE || q.queue === FAILED_QUEUE) &&
+        (q.queue === TASK_QUEUE ||
+          q.queue === REPORT_QUEUE ||
+          q.queue === FAILED_QUEUE) &&
         q.consumers !== CONSUMERS.length,
     );
     if (unsubscribed.length > 0) {
@@ -395,6 +422,8 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       clock_scale: profile.clockScale,
       real_seconds: Math.round((Date.now() - started) / 1000),
       processes: {producers: PRODUCERS.length, consumers: CONSUMERS.length},
+      flood_schedulers: profile.floodWorkers ? 2 : 0,
+      consumer_peak_rss_mb: consumerMemory.peakMb,
       restarts: Object.fromEntries(
         cluster.processes.map(p => [p.name, p.starts - 1]),
       ),
@@ -476,6 +505,7 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    consumerMemory.stop();
     if (dbConnected) await db.end().catch(() => undefined);
     await cluster.close();
     // On failure the process logs stay for diagnosis; the database and vhost go.

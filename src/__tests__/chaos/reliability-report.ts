@@ -9,6 +9,10 @@ export interface ChaosReport {
   seed: number;
   schedulers: number;
   failing_schedulers: number;
+  /** Schedulers whose first run prints 1 GB in one line, or without end. */
+  flood_schedulers?: number;
+  /** The highest resident memory a consumer process reached, MiB. */
+  consumer_peak_rss_mb?: number;
   simulated_minutes: number;
   clock_scale: number;
   real_seconds: number;
@@ -37,6 +41,16 @@ export function renderChaosReport(report: ChaosReport): string {
       'Schedulers (`* * * * *`, worker)',
       report.schedulers,
       `${report.failing_schedulers} of them always fail`,
+    ),
+    row(
+      'Flood schedulers',
+      report.flood_schedulers ?? 0,
+      'first run prints 1 GB in one line / prints without end until its 20 s timeout',
+    ),
+    row(
+      'Consumer peak RSS (MiB)',
+      report.consumer_peak_rss_mb ?? 'not measured',
+      'sampled every 200 ms across restarts (goal < 300)',
     ),
     row('Simulated minutes', report.simulated_minutes),
     row(

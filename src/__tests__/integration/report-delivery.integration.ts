@@ -72,6 +72,8 @@ describe('report delivery (real SMTP server, real database)', () => {
       outboxMaxAgeMs: 24 * 60 * 60 * 1000,
       outboxMaxBytes: 64 * 1024 * 1024,
       maxQueuedPerUser: 3,
+      concurrency: 1,
+      taskTimeoutMs: 60_000,
       ...limits,
     };
     const mailer = new ReportMailer(config, logs.logger);

@@ -333,6 +333,8 @@ describe('loadConfig', () => {
       outboxMaxAgeMs: 7 * 24 * 60 * 60 * 1000,
       outboxMaxBytes: 256 * 1024 * 1024,
       maxQueuedPerUser: 3,
+      concurrency: 1,
+      taskTimeoutMs: 600_000,
     });
     expect(
       loadConfig({
@@ -346,6 +348,8 @@ describe('loadConfig', () => {
         MAIL_OUTBOX_MAX_AGE_MS: '60000',
         MAIL_OUTBOX_MAX_BYTES: '1048576',
         REPORT_MAX_QUEUED_PER_USER: '1',
+        REPORT_CONCURRENCY: '4',
+        REPORT_TASK_TIMEOUT_MS: '120000',
       }).reports,
     ).to.deepEqual({
       smtpUrl: 'smtps://u:p@mail.example.com:465',
@@ -358,7 +362,15 @@ describe('loadConfig', () => {
       outboxMaxAgeMs: 60_000,
       outboxMaxBytes: 1048576,
       maxQueuedPerUser: 1,
+      concurrency: 4,
+      taskTimeoutMs: 120_000,
     });
+    expect(() => loadConfig({REPORT_CONCURRENCY: '0'})).to.throw(
+      /REPORT_CONCURRENCY/,
+    );
+    expect(() => loadConfig({REPORT_TASK_TIMEOUT_MS: '1800000'})).to.throw(
+      /REPORT_TASK_TIMEOUT_MS/,
+    );
     expect(() => loadConfig({REPORT_MAX_ROWS: '0'})).to.throw(
       /REPORT_MAX_ROWS/,
     );
