@@ -34,7 +34,8 @@ const procStatus = (pid, field) => {
 function startConsumer(env) {
   const child = spawn(
     process.execPath,
-    [path.join(values.root, 'dist/index.js')],
+    // As package.json's start:worker runs it.
+    ['--max-semi-space-size=8', path.join(values.root, 'dist/index.js')],
     {env, stdio: ['ignore', 'pipe', 'inherit']},
   );
   const ready = new Promise((resolve, reject) => {
@@ -73,7 +74,7 @@ async function main() {
     DATABASE_URL: databaseUrl,
     AMQP_URL: amqpUrl,
     WORKERS_DIR: workersDir,
-    CRON_TASK_TIMEOUT_MS: String(29 * 60 * 1000),
+    CRON_TASK_TIMEOUT_MS: String(28 * 60 * 1000),
     CRON_MAX_RETRIES: '0',
   });
   let exit;

@@ -464,12 +464,17 @@ export class TaskConsumer {
     const check = this.options.isCrashLooping;
     if (!check || !(await check(executionId, retryCount))) return false;
     await this.park(channel, delivery, task, CRASH_LOOP_REASON, retryCount);
-    await this.options.ledger.finished(
-      executionId,
-      'failed',
-      this.clock(),
-      0,
-      CRASH_LOOP_REASON,
+    // Parked and acked: the outcome is retried like any other, never requeued.
+    await this.markOutcome(
+      () =>
+        this.options.ledger.finished(
+          executionId,
+          'failed',
+          this.clock(),
+          0,
+          CRASH_LOOP_REASON,
+        ),
+      this.options.logger,
     );
     this.options.logger.error('Task parked: its deliveries crash-looped', {
       scheduler_id: task.scheduler_id,

@@ -4,7 +4,6 @@ import {inject} from '@loopback/core';
 import {oas, post, requestBody, Response, RestBindings} from '@loopback/rest';
 import {SecurityBindings} from '@loopback/security';
 import {createReadStream} from 'node:fs';
-import {assertQueuedReportRoom} from '../reports/queued-report-limit';
 import {pipeline} from 'node:stream/promises';
 import type {CurrentUser} from '../auth/current-user';
 import {OPERATORS} from '../auth/roles';
@@ -111,16 +110,12 @@ export class ReportGenerationController {
           ],
         );
       }
-      await assertQueuedReportRoom(
-        services.db,
-        this.user.id,
-        this.reports.config.reports.maxQueuedPerUser,
-      );
       const publisher = await this.broker.taskPublisher();
       const queued = await queueReport(services.db, publisher, body, {
         userId: this.user.id,
         now,
         containerId: this.reports.config.containerId,
+        maxQueuedPerUser: this.reports.config.reports.maxQueuedPerUser,
       });
       this.response.status(202);
       return queued;

@@ -106,6 +106,16 @@ export function logBoundedLines(
   };
 
   stream.on('data', (data: Buffer | string) => {
+    if (budget.exhausted) {
+      // Nothing more will be logged: drop the chunk unread, without
+      // splitting it into lines (23 million short lines per GiB would be
+      // as many objects for the garbage collector).
+      if (data.length > 0) budget.markCut();
+      parts.length = 0;
+      held = 0;
+      pending = false;
+      return;
+    }
     const chunk = typeof data === 'string' ? Buffer.from(data) : data;
     let start = 0;
     for (;;) {

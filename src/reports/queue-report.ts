@@ -3,6 +3,7 @@ import type {Pool} from 'pg';
 import {markPublished} from '../database/mark-published';
 import type {TaskMessage} from '../queue/task-message';
 import type {TaskPublisher} from '../queue/task-publisher';
+import {assertQueuedReportRoom} from './queued-report-limit';
 import {ReportInputError, ReportRequest} from './report';
 
 export interface QueuedReport {
@@ -23,7 +24,13 @@ export async function queueReport(
   db: Pool,
   publisher: TaskPublisher,
   request: ReportRequest,
-  context: {userId: number; now: Date; containerId: string},
+  context: {
+    userId: number;
+    now: Date;
+    containerId: string;
+    /** REPORT_MAX_QUEUED_PER_USER, checked in the queuing transaction. */
+    maxQueuedPerUser: number;
+  },
 ): Promise<QueuedReport> {
   const {rows: reports} = await db.query<{id: number}>(
     'SELECT id FROM report WHERE controller = $1 ORDER BY id LIMIT 1',
@@ -43,6 +50,11 @@ export async function queueReport(
   let message: TaskMessage;
   try {
     await client.query('BEGIN');
+    await assertQueuedReportRoom(
+      client,
+      context.userId,
+      context.maxQueuedPerUser,
+    );
     const {rows: schedulers} = await client.query<{id: number}>(
       `INSERT INTO scheduler (description, date_time, status, report_id, params, user_id)
        VALUES ($1, $2, false, $3, $4, $5) RETURNING id`,

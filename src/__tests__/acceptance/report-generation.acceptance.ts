@@ -355,6 +355,31 @@ describe('POST /reports/generate', () => {
     await operator().post('/api/reports/generate').send(body).expect(202);
   });
 
+  it('holds REPORT_MAX_QUEUED_PER_USER against concurrent requests of one user', async () => {
+    const max = givenTestConfig().reports.maxQueuedPerUser;
+    const body = {
+      controller: 'SelfCheckReport',
+      options_interface: {
+        delivery: {web_notification: true},
+        output: {file: {type: 'Attachment', format: 'CSV'}},
+      },
+    };
+    await sql(`UPDATE report SET controller = 'SelfCheckReport' WHERE id = 3`);
+    const answers = await Promise.all(
+      Array.from({length: 10}, () =>
+        operator().post('/api/reports/generate').send(body),
+      ),
+    );
+    const statuses = answers.map(res => res.status);
+    expect(statuses.filter(status => status === 202)).to.have.length(max);
+    expect(statuses.filter(status => status === 429)).to.have.length(10 - max);
+    const [{n}] = await sql<{n: number}>(
+      `SELECT count(*)::int AS n FROM scheduler WHERE user_id = $1`,
+      [team.operator.id],
+    );
+    expect(n).to.equal(max);
+  });
+
   it('refuses to queue what cannot be delivered or run later', async () => {
     const queued = (options: object, controller = 'ExecutionsReport') =>
       operator()

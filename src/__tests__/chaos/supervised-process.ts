@@ -6,6 +6,13 @@ import type {TcpProxy} from '../fixtures/tcp-proxy';
 const ENTRY = path.resolve(__dirname, '../../index.js');
 const TAIL_LINES = 60;
 
+/**
+ * What package.json's start:worker passes to node: a smaller young
+ * generation keeps a consumer that drains a flood of worker output under
+ * 300 MB on Node 24 (see BENCHMARKS.md, worker output).
+ */
+const WORKER_NODE_FLAGS = ['--max-semi-space-size=8'];
+
 export interface ExitRecord {
   at: number;
   code: number | null;
@@ -58,7 +65,9 @@ export class SupervisedProcess {
   start(): void {
     this.log ??= createWriteStream(this.logFile, {flags: 'a'});
     this.starts++;
-    const child = spawn(process.execPath, [ENTRY], {
+    // Consumers run with the Node flags of `npm run start:worker`.
+    const flags = this.env.APP_MODE === 'worker' ? WORKER_NODE_FLAGS : [];
+    const child = spawn(process.execPath, [...flags, ENTRY], {
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
