@@ -1,5 +1,7 @@
 import {hostname} from 'node:os';
+import {parseBrokerUrls} from './queue/broker-urls';
 import {MAX_TASK_TIMEOUT_MS} from './queue/consumer-timeout';
+import {QUEUE_TYPES, QueueType} from './queue/topology';
 import path from 'node:path';
 import {
   ConfigError,
@@ -47,7 +49,10 @@ export interface AppConfig {
   host: string;
   apiBasePath: string;
   databaseUrl: string;
+  /** One URL, or several nodes of one cluster, comma-separated. */
   amqpUrl: string;
+  /** AMQP_QUEUE_TYPE: quorum (default) or classic. */
+  amqpQueueType: QueueType;
   serviceName: string;
   logLevel: LogLevel;
   nodeEnv: NodeEnv;
@@ -442,12 +447,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     host: read(env, 'HOST', '127.0.0.1', nonEmpty),
     apiBasePath: read(env, 'API_BASE_PATH', '/api', basePath),
     databaseUrl: readDatabaseUrl(env),
+    // One URL, or the nodes of one cluster, comma-separated.
     amqpUrl: read(
       env,
       'AMQP_URL',
       'amqp://guest:guest@127.0.0.1:5672',
-      url(['amqp:', 'amqps:']),
+      (raw, name) => (parseBrokerUrls(raw, name), raw),
     ),
+    amqpQueueType: read(env, 'AMQP_QUEUE_TYPE', 'quorum', oneOf(QUEUE_TYPES)),
     serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),
     logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
     nodeEnv,

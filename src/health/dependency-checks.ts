@@ -1,4 +1,4 @@
-import amqp from 'amqplib';
+import {connectToAnyNode} from '../queue/amqp-connection';
 import {Pool} from 'pg';
 import type {CheckResult, ReadinessCheck} from './readiness';
 
@@ -39,7 +39,7 @@ export class PostgresCheck implements ReadinessCheck {
   }
 }
 
-/** RabbitMQ accepts an AMQP connection (handshake and login) for our vhost. */
+/** RabbitMQ (any node of AMQP_URL) accepts an AMQP connection (handshake and login) for our vhost. */
 export class RabbitMqCheck implements ReadinessCheck {
   readonly name = 'rabbitmq';
 
@@ -49,7 +49,8 @@ export class RabbitMqCheck implements ReadinessCheck {
   ) {}
 
   async run(): Promise<CheckResult> {
-    const connection = await amqp.connect(this.amqpUrl, {
+    // Up when any node of the list takes us, as the roles' connections do.
+    const {connection} = await connectToAnyNode(this.amqpUrl, {
       timeout: this.timeoutMs,
       clientProperties: {connection_name: 'task-scheduler readiness'},
     });

@@ -1,6 +1,7 @@
 import amqp, {Channel, ChannelModel, ConfirmChannel} from 'amqplib';
 import {EventEmitter} from 'node:events';
 import type {Logger} from '../logging/logger';
+import {connectOrder, parseBrokerUrls} from './broker-urls';
 
 export interface AmqpConnectionOptions {
   /** Runs on every (re)connect before the connection is announced. */
@@ -9,10 +10,34 @@ export interface AmqpConnectionOptions {
   maxBackoffMs?: number;
 }
 
-/** The URL without credentials, for logs. */
+/** The URL without credentials, for logs; a list names each node. */
 export function describeAmqpUrl(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  return parseBrokerUrls(url)
+    .map(item => {
+      const parsed = new URL(item);
+      return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+    })
+    .join(',');
+}
+
+/**
+ * Connects to the first reachable node of `url` (one URL or a comma list of
+ * one cluster's nodes), trying them in a shuffled order.
+ */
+export async function connectToAnyNode(
+  url: string,
+  options: amqp.Options.Connect & Record<string, unknown>,
+  random?: () => number,
+): Promise<{connection: ChannelModel; node: string}> {
+  let lastError: unknown;
+  for (const node of connectOrder(parseBrokerUrls(url), random)) {
+    try {
+      return {connection: await amqp.connect(node, options), node};
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
 }
 
 /**
@@ -25,7 +50,9 @@ export class AmqpConnection extends EventEmitter {
   private stopping = false;
   private retryTimer?: NodeJS.Timeout;
   private attempt = 0;
+  /** Every node, for logs; `node` is the one connected to now. */
   private readonly where: string;
+  private node?: string;
 
   constructor(
     private readonly url: string,
@@ -80,12 +107,13 @@ export class AmqpConnection extends EventEmitter {
   }
 
   private async connect(): Promise<void> {
-    const connection = await amqp.connect(this.url, {
+    const {connection, node} = await connectToAnyNode(this.url, {
       clientProperties: {connection_name: `task-scheduler ${process.pid}`},
       // amqplib leaves Nagle on: small frames (acks, single publishes) would
       // wait for earlier ones to be acknowledged, which caps prefetch-1 throughput.
       noDelay: true,
     });
+    this.node = describeAmqpUrl(node);
     if (this.stopping) {
       // stop() ran while this (re)connect was under way: do not keep it.
       await connection.close().catch(() => undefined);
@@ -93,7 +121,7 @@ export class AmqpConnection extends EventEmitter {
     }
     connection.on('error', error =>
       this.logger.warn('Broker connection error', {
-        broker: this.where,
+        broker: this.node,
         error: error.message,
       }),
     );
@@ -113,7 +141,7 @@ export class AmqpConnection extends EventEmitter {
       throw error;
     }
     this.attempt = 0;
-    this.logger.info('Broker connected', {broker: this.where});
+    this.logger.info('Broker connected', {broker: this.node});
     this.emit('connected');
   }
 

@@ -31,10 +31,25 @@ export interface Topology {
   bindings: Array<{queue: string; exchange: string; routingKey: string}>;
 }
 
+/** AMQP_QUEUE_TYPE: quorum (replicated, at-least-once dead-lettering) or classic. */
+export type QueueType = 'quorum' | 'classic';
+export const QUEUE_TYPES: readonly QueueType[] = ['quorum', 'classic'];
+
+/**
+ * A quorum queue hands a message out at most this many times before it
+ * dead-letters it (to the retry tiers, so it comes back later): a guard
+ * against a message requeued for ever. Far above what the crash-loop guard
+ * (two unfinished starts) and a long database outage (a requeue every 10 s)
+ * need, so it never replaces them.
+ */
+export const DELIVERY_LIMIT = 50;
+
 export interface RetrySettings {
   retryDelayMs: number;
   multiplier: number;
   maxRetries: number;
+  /** The broker's queue type; quorum unless set. */
+  queueType?: QueueType;
 }
 
 export interface RetryTier {
@@ -77,17 +92,58 @@ export function retryTiers(settings: RetrySettings): RetryTier[] {
   return [...tiers.values()];
 }
 
+/**
+ * Arguments every queue of one type gets. Quorum queues (RabbitMQ's advice
+ * for data safety, replicated on a cluster) dead-letter at least once only
+ * with `x-dead-letter-strategy: at-least-once`, which needs `x-overflow:
+ * reject-publish`; classic queues dead-letter at most once.
+ */
+function typeArguments(
+  queueType: QueueType,
+  deadLetters: boolean,
+): Record<string, unknown> {
+  if (queueType === 'classic') return {};
+  return {
+    'x-queue-type': 'quorum',
+    ...(deadLetters
+      ? {
+          'x-dead-letter-strategy': 'at-least-once',
+          'x-overflow': 'reject-publish',
+        }
+      : {}),
+  };
+}
+
 /** The spec's broker topology plus the retry tiers, in one table: producer and consumer both assert it. */
 export function brokerTopology(settings: RetrySettings): Topology {
+  const queueType = settings.queueType ?? 'quorum';
   const tiers = retryTiers(settings);
   const delayQueue = (name: string, delayMs: number): QueueSpec => ({
     name,
     options: {
       durable: true,
       arguments: {
+        ...typeArguments(queueType, true),
         'x-dead-letter-exchange': '',
         'x-dead-letter-routing-key': TASK_QUEUE,
         'x-message-ttl': delayMs,
+      },
+    },
+  });
+  /** A queue consumers take tasks from: a rejected message goes to the retry queue. */
+  const workQueue = (
+    name: string,
+    extra: Record<string, unknown> = {},
+  ): QueueSpec => ({
+    name,
+    options: {
+      durable: true,
+      arguments: {
+        ...typeArguments(queueType, true),
+        ...(queueType === 'quorum' ? {'x-delivery-limit': DELIVERY_LIMIT} : {}),
+        ...extra,
+        'x-dead-letter-exchange': DEAD_LETTER_EXCHANGE,
+        'x-dead-letter-routing-key': RETRY_ROUTING_KEY,
       },
     },
   });
@@ -101,31 +157,15 @@ export function brokerTopology(settings: RetrySettings): Topology {
       {name: DEAD_LETTER_EXCHANGE, type: 'direct', options: {durable: true}},
     ],
     queues: [
-      {
-        name: TASK_QUEUE,
-        options: {
-          durable: true,
-          arguments: {
-            'x-message-deduplication': true,
-            'x-dead-letter-exchange': DEAD_LETTER_EXCHANGE,
-            'x-dead-letter-routing-key': RETRY_ROUTING_KEY,
-          },
-        },
-      },
-      {
-        name: REPORT_QUEUE,
-        options: {
-          durable: true,
-          arguments: {
-            'x-dead-letter-exchange': DEAD_LETTER_EXCHANGE,
-            'x-dead-letter-routing-key': RETRY_ROUTING_KEY,
-          },
-        },
-      },
+      workQueue(TASK_QUEUE, {'x-message-deduplication': true}),
+      workQueue(REPORT_QUEUE),
       // The spec's queue, where the task queue dead-letters to; after a delay
       // change it keeps the TTL it was declared with (retries use the tiers).
       {...delayQueue(RETRY_QUEUE, settings.retryDelayMs), keepExisting: true},
-      {name: FAILED_QUEUE, options: {durable: true}},
+      {
+        name: FAILED_QUEUE,
+        options: {durable: true, arguments: typeArguments(queueType, false)},
+      },
       ...tiers.map(tier => delayQueue(tier.queue, tier.delayMs)),
     ],
     bindings: [
@@ -141,11 +181,13 @@ export function retrySettings(config: {
   cronRetryDelayMs: number;
   cronRetryDelayMultiplier: number;
   cronMaxRetries: number;
+  amqpQueueType?: QueueType;
 }): RetrySettings {
   return {
     retryDelayMs: config.cronRetryDelayMs,
     multiplier: config.cronRetryDelayMultiplier,
     maxRetries: config.cronMaxRetries,
+    queueType: config.amqpQueueType ?? 'quorum',
   };
 }
 
@@ -207,7 +249,9 @@ export async function assertTopology(
     if (code === 406) {
       throw new TopologyMismatchError(
         `RabbitMQ already has ${current} with other properties than this service declares ` +
-          `(${(error as Error).message}). Delete it or align the configuration.`,
+          `(${(error as Error).message}). Classic queues of an earlier version: stop every ` +
+          `process and run \`npm run queues:migrate\` (moves their messages to quorum queues), ` +
+          `or set AMQP_QUEUE_TYPE=classic. Otherwise delete it or align the configuration.`,
       );
     }
     throw error;
