@@ -89,7 +89,9 @@ describe('broker topology: quorum queues, their migration, a list of nodes (issu
     const open = async () => {
       const connection = await amqp.connect(TEST_AMQP_URL);
       const channel = await connection.createChannel();
-      channel.on('close', () => connection.close().catch(() => undefined));
+      channel.on('close', () => {
+        connection.close().catch(() => undefined);
+      });
       return channel;
     };
     await assertTopology(open, brokerTopology({...SLOW, queueType: 'classic'}));
@@ -171,7 +173,9 @@ describe('broker topology: quorum queues, their migration, a list of nodes (issu
     await assertTopology(async () => {
       const connection = await amqp.connect(TEST_AMQP_URL);
       const channel = await connection.createChannel();
-      channel.on('close', () => connection.close().catch(() => undefined));
+      channel.on('close', () => {
+        connection.close().catch(() => undefined);
+      });
       return channel;
     }, brokerTopology(SLOW));
     await withChannel(async channel => {
