@@ -37,7 +37,13 @@ const {values} = parseArgs({
   },
 });
 // Retry 1 waits 1 ms: the measured overhead is the consumer's, not the TTL.
-const retry = {retryDelayMs: 1, multiplier: 1, maxRetries: 1};
+// AMQP_QUEUE_TYPE=classic measures classic queues; quorum is the default.
+const retry = {
+  retryDelayMs: 1,
+  multiplier: 1,
+  maxRetries: 1,
+  queueType: process.env.AMQP_QUEUE_TYPE === 'classic' ? 'classic' : 'quorum',
+};
 const LEDGER_MODES = ['async', 'durable', 'off'];
 if (!LEDGER_MODES.includes(values.ledger)) {
   process.stderr.write(`--ledger must be one of ${LEDGER_MODES.join(', ')}\n`);
