@@ -23,7 +23,7 @@ export function parseBrokerUrls(raw: string, name = 'AMQP_URL'): string[] {
     if (!['amqp:', 'amqps:'].includes(parsed.protocol) || !parsed.hostname) {
       throw new ConfigError(
         name,
-        'must be amqp://host[:port]/... URLs, comma-separated for the nodes of one cluster',
+        'must be a URL of the form amqp://host[:port]/... (the nodes of one cluster comma-separated)',
       );
     }
   }

@@ -183,8 +183,11 @@ describe('deployment files', () => {
           '--silent',
           `start:${name}`,
         ]);
-        expect(packageJson.scripts[`start:${name}`]).to.equal(
-          `APP_MODE=${name} exec node dist/index.js`,
+        // Node flags may sit between node and the script (start:worker's heap setting).
+        expect(packageJson.scripts[`start:${name}`]).to.match(
+          new RegExp(
+            `^APP_MODE=${name} exec node (--[a-z-]+=\\d+ )*dist/index\\.js$`,
+          ),
         );
       }
     });
