@@ -3,6 +3,12 @@
 
 export type { Login$Params as Login$Params } from './fn/auth/login';
 export { login as login } from './fn/auth/login';
+export type { Logout$Params as Logout$Params } from './fn/auth/logout';
+export { logout as logout } from './fn/auth/logout';
+export type { LogoutAll$Params as LogoutAll$Params } from './fn/auth/logout-all';
+export { logoutAll as logoutAll } from './fn/auth/logout-all';
+export type { ChangePassword$Params as ChangePassword$Params } from './fn/auth/change-password';
+export { changePassword as changePassword } from './fn/auth/change-password';
 export type { FindById$Params as FindByIdConfig$Params } from './fn/config/find-by-id';
 export { findById as findByIdConfig } from './fn/config/find-by-id';
 export type { DeleteById$Params as DeleteByIdConfig$Params } from './fn/config/delete-by-id';

@@ -20,6 +20,8 @@ import type express from 'express';
 import path from 'node:path';
 import type {AppConfig} from './config';
 import {AuthController} from './controllers/auth.controller';
+import {SessionController} from './controllers/session.controller';
+import {securityHeaders} from './middleware/security-headers';
 import {FailedTaskRedriveController} from './controllers/failed-task-redrive.controller';
 import {PingController} from './controllers/ping.controller';
 import {ReportGenerationController} from './controllers/report-generation.controller';
@@ -95,7 +97,29 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
         // A relative server (the base path): a server built from Host or
         // X-Forwarded-Host would let a request point the explorer elsewhere.
         openApiSpec: {setServersFromRequest: false},
-        expressSettings: {'x-powered-by': false},
+        // X-Forwarded-For (client address for login throttling) and
+        // X-Forwarded-Proto only from the one proxy TRUST_PROXY vouches for.
+        expressSettings: {
+          'x-powered-by': false,
+          'trust proxy': appConfig.trustProxy ? 1 : false,
+        },
+        // Same origin only unless CORS_ORIGINS lists browsers' origins.
+        cors: {
+          origin:
+            appConfig.corsOrigins.length > 0 ? appConfig.corsOrigins : false,
+          methods: 'GET,HEAD,PUT,PATCH,POST,DELETE',
+          allowedHeaders: [
+            'Authorization',
+            'Content-Type',
+            'X-Change-Reason',
+            'X-Request-Id',
+          ],
+          exposedHeaders: ['Retry-After', 'X-Request-Id'],
+          credentials: false,
+          maxAge: 600,
+          preflightContinue: false,
+          optionsSuccessStatus: 204,
+        },
         gracePeriodForClose: 5000,
         ...options.rest,
       },
@@ -189,8 +213,14 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       ErrorResponseProvider,
     );
     this.middleware(RequestLoggingMiddlewareProvider);
+    const headers = securityHeaders({
+      trustProxy: appConfig.trustProxy,
+      explorerPath: `${appConfig.apiBasePath}/explorer`,
+    });
+    this.expressMiddleware('middleware.securityHeaders', headers);
     this.setUpSecurity(appConfig);
     this.controller(AuthController);
+    this.controller(SessionController);
     this.controller(PingController);
     this.controller(SchedulerHistoryController);
     this.controller(FailedTaskRedriveController);
@@ -207,6 +237,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.configure(RestExplorerBindings.COMPONENT).to({path: '/explorer'});
     this.component(RestExplorerComponent);
     mountOutsideApi(this.restServer.requestHandler as express.Application, {
+      securityHeaders: headers,
       publicDir: PUBLIC_DIR,
       logger: this.logger.child({context: 'http'}),
       includeStack: appConfig.nodeEnv === 'development',

@@ -57,6 +57,10 @@ export interface AppConfig {
   logLevel: LogLevel;
   nodeEnv: NodeEnv;
   requestBodyLimit: string;
+  /** TRUST_PROXY: behind a TLS-terminating proxy (X-Forwarded-For/-Proto honoured, HSTS sent). */
+  trustProxy: boolean;
+  /** CORS_ORIGINS: origins allowed to call the API from a browser; empty = same origin only. */
+  corsOrigins: string[];
   cronMaxRetries: number;
   cronRetryDelayMs: number;
   cronRetryDelayMultiplier: number;
@@ -168,7 +172,7 @@ export interface JwtConfig {
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
 const MIN_SECRET_LENGTH = 32;
-export const MIN_PASSWORD_LENGTH = 10;
+export const MIN_PASSWORD_LENGTH = 12;
 
 /**
  * Settings that only a test may use. They make the service lie about time or
@@ -243,6 +247,33 @@ function readInitialAdmin(env: Env): AppConfig['initialAdmin'] {
     );
   }
   return adminEmail && password ? {email: adminEmail, password} : undefined;
+}
+
+/** CORS_ORIGINS: comma-separated origins (scheme://host[:port]), each exact. */
+function corsOrigins(raw: string, name: string): string[] {
+  const origins = raw
+    .split(',')
+    .map(item => item.trim())
+    .filter(item => item !== '');
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (
+      !parsed ||
+      !['http:', 'https:'].includes(parsed.protocol) ||
+      parsed.origin !== origin
+    ) {
+      throw new ConfigError(
+        name,
+        `must be comma-separated origins such as https://console.example.com (got "${origin.slice(0, 100)}")`,
+      );
+    }
+  }
+  return origins;
 }
 
 /** Passwords are never echoed. */
@@ -459,6 +490,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
     nodeEnv,
     requestBodyLimit: read(env, 'REQUEST_BODY_LIMIT', '1mb', bodyLimit),
+    trustProxy: read(env, 'TRUST_PROXY', false, boolean),
+    corsOrigins: read(env, 'CORS_ORIGINS', [] as string[], corsOrigins),
     cronMaxRetries: read(env, 'CRON_MAX_RETRIES', 3, integer(0, 100)),
     cronRetryDelayMs: read(
       env,

@@ -24,6 +24,8 @@ export namespace AuthBindings {
   /** Issues and verifies the API's bearer tokens. */
   export const TOKEN_SERVICE =
     BindingKey.create<TokenService>('auth.tokenService');
+  /** The clock login throttling reads; tests bind their own. */
+  export const CLOCK = BindingKey.create<() => Date>('auth.clock');
 }
 
 export namespace ProducerBindings {

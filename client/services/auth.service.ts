@@ -10,9 +10,15 @@ import { BaseService } from '../base-service';
 import { ApiConfiguration } from '../api-configuration';
 import { StrictHttpResponse } from '../strict-http-response';
 
+import { changePassword } from '../fn/auth/change-password';
+import { ChangePassword$Params } from '../fn/auth/change-password';
 import { login } from '../fn/auth/login';
 import { Login$Params } from '../fn/auth/login';
 import { LoginResponse } from '../models/login-response';
+import { logout } from '../fn/auth/logout';
+import { Logout$Params } from '../fn/auth/logout';
+import { logoutAll } from '../fn/auth/logout-all';
+import { LogoutAll$Params } from '../fn/auth/logout-all';
 
 
 /**
@@ -30,7 +36,7 @@ export class AuthService extends BaseService {
   /**
    * Log in for a bearer token.
    *
-   * Exchanges an e-mail and password for an HS256 JWT valid for JWT_TTL. A wrong password, an unknown e-mail and an inactive user all get the same 401.
+   * Exchanges an e-mail and password for an HS256 JWT valid for JWT_TTL. A wrong password, an unknown e-mail and an inactive user all get the same 401. After 5 failures for an account (20 for a client address) further attempts are refused with 429 and Retry-After for a time that doubles with each failure, up to 15 minutes, without checking the password.
    *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `login()` instead.
@@ -45,7 +51,7 @@ export class AuthService extends BaseService {
   /**
    * Log in for a bearer token.
    *
-   * Exchanges an e-mail and password for an HS256 JWT valid for JWT_TTL. A wrong password, an unknown e-mail and an inactive user all get the same 401.
+   * Exchanges an e-mail and password for an HS256 JWT valid for JWT_TTL. A wrong password, an unknown e-mail and an inactive user all get the same 401. After 5 failures for an account (20 for a client address) further attempts are refused with 429 and Retry-After for a time that doubles with each failure, up to 15 minutes, without checking the password.
    *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `login$Response()` instead.
@@ -56,6 +62,111 @@ export class AuthService extends BaseService {
     const resp = this.login$Response(params, context);
     return resp.pipe(
       map((r: StrictHttpResponse<LoginResponse>): LoginResponse => r.body)
+    );
+  }
+
+  /** Path part for operation `sessionControllerLogout()` */
+  static readonly SessionControllerLogoutPath = '/auth/logout';
+
+  /**
+   * Sign out the presented token.
+   *
+   * Revokes the bearer token of this request until it would expire (204). Any role.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `logout()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  logout$Response(params?: Logout$Params, context?: HttpContext): Observable<StrictHttpResponse<void>> {
+    const obs = logout(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Sign out the presented token.
+   *
+   * Revokes the bearer token of this request until it would expire (204). Any role.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `logout$Response()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  logout(params?: Logout$Params, context?: HttpContext): Observable<void> {
+    const resp = this.logout$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<void>): void => r.body)
+    );
+  }
+
+  /** Path part for operation `sessionControllerLogoutAll()` */
+  static readonly SessionControllerLogoutAllPath = '/auth/logout-all';
+
+  /**
+   * Revoke every token of a user.
+   *
+   * Every token issued so far for the user stops working (204): yourself by default; admins may name any user with {"user_id"}. Any role.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `logoutAll()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  logoutAll$Response(params?: LogoutAll$Params, context?: HttpContext): Observable<StrictHttpResponse<void>> {
+    const obs = logoutAll(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Revoke every token of a user.
+   *
+   * Every token issued so far for the user stops working (204): yourself by default; admins may name any user with {"user_id"}. Any role.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `logoutAll$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  logoutAll(params?: LogoutAll$Params, context?: HttpContext): Observable<void> {
+    const resp = this.logoutAll$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<void>): void => r.body)
+    );
+  }
+
+  /** Path part for operation `sessionControllerChangePassword()` */
+  static readonly SessionControllerChangePasswordPath = '/users/me/password';
+
+  /**
+   * Change your own password.
+   *
+   * Needs the current password; the new one must be at least 12 characters and not a common one (422 naming the rule). Every earlier token of yours stops working; sign in again (204). Any role.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `changePassword()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  changePassword$Response(params: ChangePassword$Params, context?: HttpContext): Observable<StrictHttpResponse<void>> {
+    const obs = changePassword(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Change your own password.
+   *
+   * Needs the current password; the new one must be at least 12 characters and not a common one (422 naming the rule). Every earlier token of yours stops working; sign in again (204). Any role.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `changePassword$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  changePassword(params: ChangePassword$Params, context?: HttpContext): Observable<void> {
+    const resp = this.changePassword$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<void>): void => r.body)
     );
   }
 

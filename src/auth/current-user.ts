@@ -8,6 +8,9 @@ export interface CurrentUser extends UserProfile {
   email: string;
   role: Role;
   group_id?: number | null;
+  /** The presented token's id and expiry (for signing it out). */
+  tokenId?: string;
+  tokenExpiresAt?: Date;
 }
 
 export function toCurrentUser(user: User): CurrentUser {

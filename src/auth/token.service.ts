@@ -1,5 +1,6 @@
 import {HttpErrors} from '@loopback/rest';
 import jwt from 'jsonwebtoken';
+import {randomUUID} from 'node:crypto';
 import type {JwtConfig} from '../config';
 
 export interface IssuedToken {
@@ -10,7 +11,13 @@ export interface IssuedToken {
 export interface TokenClaims {
   userId: number;
   expiresAt: Date;
+  /** When it was issued (whole seconds, as in the token). */
+  issuedAt: Date;
+  /** The token's own id (`jti`), for revoking it alone. */
+  tokenId?: string;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const ALGORITHM = 'HS256';
 /** Clock difference tolerated between the processes of an installation. */
@@ -59,11 +66,21 @@ export class TokenService {
     return this.secret;
   }
 
-  issue(userId: number): IssuedToken {
-    const now = Math.floor(this.clock().getTime() / 1000);
+  /**
+   * A token for `userId`. `notBefore` (the user's tokens_valid_after) moves
+   * `iat` up to the next whole second after it, so a token issued in the
+   * same second as a revocation is not refused by it.
+   */
+  issue(userId: number, notBefore?: Date): IssuedToken {
+    const clockSeconds = Math.floor(this.clock().getTime() / 1000);
+    const validFrom =
+      notBefore && Number.isFinite(notBefore.getTime())
+        ? Math.ceil(notBefore.getTime() / 1000)
+        : 0;
+    const now = Math.max(clockSeconds, validFrom);
     const exp = now + this.config.ttlSeconds;
     const token = jwt.sign(
-      {sub: String(userId), iat: now, exp},
+      {sub: String(userId), iat: now, exp, jti: randomUUID()},
       this.signingSecret(),
       {
         algorithm: ALGORITHM,
@@ -105,6 +122,13 @@ export class TokenService {
     if (!Number.isInteger(userId) || userId < 1) {
       throw new HttpErrors.Unauthorized('Invalid or expired token');
     }
-    return {userId, expiresAt: new Date(payload.exp * 1000)};
+    return {
+      userId,
+      expiresAt: new Date(payload.exp * 1000),
+      issuedAt: new Date(payload.iat * 1000),
+      ...(typeof payload.jti === 'string' && UUID.test(payload.jti)
+        ? {tokenId: payload.jti}
+        : {}),
+    };
   }
 }

@@ -5,6 +5,8 @@ import {startRequestLog} from '../logging/request-log';
 import {failureOf, writeErrorResponse} from './error-response';
 
 export interface OutsideApiOptions {
+  /** The same security headers as the API's responses. */
+  securityHeaders: express.RequestHandler;
   publicDir: string;
   logger: Logger;
   includeStack: boolean;
@@ -28,6 +30,7 @@ export function mountOutsideApi(
     });
     next();
   });
+  app.use(options.securityHeaders);
   app.use(express.static(options.publicDir, {index: 'index.html'}));
   app.use((request, response) => {
     const error = new HttpErrors.NotFound(

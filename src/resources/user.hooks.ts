@@ -3,6 +3,7 @@ import {hashPassword} from '../auth/password-hasher';
 import {MIN_PASSWORD_LENGTH} from '../config';
 import type {BodyExtra, CrudHooks} from '../crud/crud-resource';
 import type {User} from '../models';
+import {passwordProblem} from '../auth/password-policy';
 import {unprocessable} from './hook-helpers';
 
 /** The plain password a body may carry; only its scrypt hash is stored. */
@@ -12,8 +13,28 @@ export const PASSWORD_FIELD: Record<string, BodyExtra> = {
   },
 };
 
-async function toRow(body: AnyObject): Promise<DataObject<User>> {
+/** 422 naming the rule a new password breaks. */
+function assertPasswordAllowed(password: unknown, email: unknown): void {
+  if (typeof password !== 'string') return;
+  const problem = passwordProblem(
+    password,
+    typeof email === 'string' ? email : undefined,
+  );
+  if (problem) {
+    throw unprocessable({
+      path: '/password',
+      code: problem.code,
+      message: `password ${problem.message}`,
+    });
+  }
+}
+
+async function toRow(
+  body: AnyObject,
+  currentEmail?: string,
+): Promise<DataObject<User>> {
   const {password, ...fields} = body;
+  assertPasswordAllowed(password, fields.email ?? currentEmail);
   return {
     ...fields,
     ...(typeof fields.email === 'string'
@@ -38,7 +59,7 @@ export const userHooks: CrudHooks<User> = {
         message: 'You cannot demote or deactivate your own account',
       });
     }
-    return toRow(patch);
+    return toRow(patch, current.email);
   },
 
   async beforeDelete(current, ctx) {

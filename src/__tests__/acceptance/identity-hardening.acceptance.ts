@@ -1,0 +1,259 @@
+import {expect} from '@loopback/testlab';
+import {AuthBindings} from '../../keys';
+import {givenRunningApp, TestApp} from '../fixtures/test-app';
+import {asUser, givenTeam, Team, TEST_PASSWORD} from '../fixtures/security';
+import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+
+describe('identity hardening (issue 20)', () => {
+  let given: TestApp;
+  let team: Team;
+  let now = new Date('2026-11-24T10:00:00Z');
+  const advance = (seconds: number) =>
+    (now = new Date(now.getTime() + seconds * 1000));
+
+  before(async () => {
+    given = await givenRunningApp(
+      {trustProxy: true, corsOrigins: ['https://console.example.com']},
+      app => app.bind(AuthBindings.CLOCK).to(() => now),
+    );
+  });
+  after(() => given.app.stop());
+  beforeEach(async () => {
+    await truncateAll();
+    await givenCatalog();
+    team = await givenTeam(given.app);
+  });
+
+  const login = (email: string, password: string, from = '203.0.113.7') =>
+    given.client
+      .post('/api/auth/login')
+      .set('X-Forwarded-For', from)
+      .send({email, password});
+
+  describe('login throttling', () => {
+    it('locks an account after 5 failures with a Retry-After that grows, then lets it in after the lock', async () => {
+      const email = team.operator.email;
+      for (let i = 0; i < 5; i++)
+        await login(email, 'wrong-password!').expect(401);
+      const waits: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        const refused = await login(email, 'wrong-password!').expect(429);
+        expect(refused.body.error).to.containDeep({statusCode: 429});
+        waits.push(Number(refused.headers['retry-after']));
+        // Even the right password is refused while locked.
+        await login(email, TEST_PASSWORD).expect(429);
+        advance(waits[round] + 1);
+        await login(email, 'wrong-password!').expect(401);
+      }
+      expect(waits).to.deepEqual([1, 2, 4]);
+      const last = await login(email, 'wrong-password!').expect(429);
+      advance(Number(last.headers['retry-after']) + 1);
+      await login(email, TEST_PASSWORD).expect(200);
+      // A success resets the account's count: the next failure is a plain 401.
+      await login(email, 'wrong-password!').expect(401);
+    });
+
+    it('locks one account attacked from many addresses', async () => {
+      for (let i = 0; i < 5; i++) {
+        await login(
+          team.viewer.email,
+          'nope-nope-nope',
+          `198.51.100.${i}`,
+        ).expect(401);
+      }
+      await login(team.viewer.email, 'nope-nope-nope', '198.51.100.99').expect(
+        429,
+      );
+    });
+
+    it('locks one address trying many accounts, and answers an unknown e-mail like a wrong password', async () => {
+      const unknown = await login('nobody@example.com', 'whatever-1234').expect(
+        401,
+      );
+      const wrong = await login(team.admin.email, 'whatever-1234').expect(401);
+      expect(unknown.body.error.message).to.equal(wrong.body.error.message);
+      for (let i = 0; i < 18; i++) {
+        await login(`guess${i}@example.com`, 'whatever-1234').expect(401);
+      }
+      await login('another@example.com', 'whatever-1234').expect(429);
+      // Another address is not held back.
+      await login(team.admin.email, TEST_PASSWORD, '192.0.2.1').expect(200);
+    });
+
+    it('records sign-in events without passwords', async () => {
+      await login(team.admin.email, TEST_PASSWORD).expect(200);
+      await login(team.admin.email, 'wrong-password!').expect(401);
+      const events = await sql<{action: string; changes: object}>(
+        `SELECT action, changes FROM audit_event WHERE entity = 'session' ORDER BY id`,
+      );
+      expect(events.map(e => e.action)).to.deepEqual([
+        'login.succeeded',
+        'login.failed',
+      ]);
+      expect(JSON.stringify(events)).to.not.match(
+        new RegExp(`${TEST_PASSWORD}|wrong-password`),
+      );
+    });
+  });
+
+  describe('token revocation', () => {
+    it('refuses a token issued before a password change, and accepts the next one', async () => {
+      const old = (await login(team.operator.email, TEST_PASSWORD).expect(200))
+        .body.token;
+      await asUser(given.client, {token: old})
+        .patch('/api/users/me/password')
+        .send({
+          current_password: TEST_PASSWORD,
+          new_password: 'a-new-long-secret-phrase',
+        })
+        .expect(204);
+      await asUser(given.client, {token: old})
+        .get('/api/schedulers')
+        .expect(401);
+      const fresh = (
+        await login(team.operator.email, 'a-new-long-secret-phrase').expect(200)
+      ).body.token;
+      await asUser(given.client, {token: fresh})
+        .get('/api/schedulers')
+        .expect(200);
+    });
+
+    it('refuses a token after its user was demoted by an admin', async () => {
+      const token = (
+        await login(team.operator.email, TEST_PASSWORD).expect(200)
+      ).body.token;
+      await asUser(given.client, team.admin)
+        .patch(`/api/users/${team.operator.id}`)
+        .send({role: 'viewer'})
+        .expect(200);
+      await asUser(given.client, {token}).get('/api/schedulers').expect(401);
+    });
+
+    it('logout revokes the presented token only; logout-all revokes every token', async () => {
+      const first = (await login(team.viewer.email, TEST_PASSWORD).expect(200))
+        .body.token;
+      const second = (await login(team.viewer.email, TEST_PASSWORD).expect(200))
+        .body.token;
+      await asUser(given.client, {token: first})
+        .post('/api/auth/logout')
+        .expect(204);
+      await asUser(given.client, {token: first})
+        .get('/api/schedulers')
+        .expect(401);
+      await asUser(given.client, {token: second})
+        .get('/api/schedulers')
+        .expect(200);
+      await asUser(given.client, {token: second})
+        .post('/api/auth/logout-all')
+        .send({user_id: team.admin.id})
+        .expect(403);
+      await asUser(given.client, team.admin)
+        .post('/api/auth/logout-all')
+        .send({user_id: team.viewer.id})
+        .expect(204);
+      await asUser(given.client, {token: second})
+        .get('/api/schedulers')
+        .expect(401);
+      const actions = await sql<{action: string}>(
+        `SELECT action FROM audit_event WHERE action IN ('logout', 'tokens.revoked') ORDER BY id`,
+      );
+      expect(actions.map(a => a.action)).to.deepEqual([
+        'logout',
+        'tokens.revoked',
+      ]);
+    });
+  });
+
+  describe('password rules', () => {
+    it('refuses short and common passwords with 422 naming the rule', async () => {
+      const admin = asUser(given.client, team.admin);
+      const user = (password: string) => ({
+        email: `new-${Math.random().toString(36).slice(2)}@example.com`,
+        name: 'New',
+        role: 'viewer',
+        password,
+      });
+      const short = await admin
+        .post('/api/users')
+        .send(user('short-pw-1'))
+        .expect(422);
+      expect(JSON.stringify(short.body.error)).to.match(/12 characters/);
+      const common = await admin
+        .post('/api/users')
+        .send(user('Password1234'))
+        .expect(422);
+      expect(common.body.error.details[0]).to.containDeep({
+        path: '/password',
+        code: 'passwordCommon',
+      });
+      await admin
+        .post('/api/users')
+        .send(user('a-long-unusual-phrase'))
+        .expect(201);
+      await asUser(given.client, team.viewer)
+        .patch('/api/users/me/password')
+        .send({
+          current_password: 'not-my-password',
+          new_password: 'a-long-unusual-phrase',
+        })
+        .expect(401);
+      const weak = await asUser(given.client, team.viewer)
+        .patch('/api/users/me/password')
+        .send({
+          current_password: TEST_PASSWORD,
+          new_password: 'aaaaaaaaaaaaaaa',
+        })
+        .expect(422);
+      expect(weak.body.error.details[0].code).to.equal('passwordCommon');
+    });
+  });
+
+  describe('HTTP headers and CORS', () => {
+    it('sends the security headers on the API, the landing page and the explorer', async () => {
+      for (const path of ['/api/ping', '/', '/api/explorer/']) {
+        const res = await given.client.get(path);
+        expect(res.headers['x-content-type-options']).to.equal('nosniff');
+        expect(res.headers['referrer-policy']).to.equal('no-referrer');
+        expect(res.headers['x-frame-options']).to.equal('DENY');
+        expect(res.headers['content-security-policy']).to.match(
+          /frame-ancestors 'none'/,
+        );
+        // TRUST_PROXY is on in this app: HSTS is sent.
+        expect(res.headers['strict-transport-security']).to.match(/max-age=/);
+      }
+      const api = await given.client.get('/api/ping');
+      expect(api.headers['content-security-policy']).to.match(
+        /script-src 'self'(;|$)/,
+      );
+      const explorer = await given.client.get('/api/explorer/');
+      expect(explorer.headers['content-security-policy']).to.match(
+        /script-src 'self' 'unsafe-inline'/,
+      );
+    });
+
+    it('allows a listed origin, refuses another, and answers a preflight', async () => {
+      const listed = await given.client
+        .get('/api/ping')
+        .set('Origin', 'https://console.example.com');
+      expect(listed.headers['access-control-allow-origin']).to.equal(
+        'https://console.example.com',
+      );
+      const other = await given.client
+        .get('/api/ping')
+        .set('Origin', 'https://evil.example.net');
+      expect(other.headers['access-control-allow-origin']).to.be.undefined();
+      const preflight = await given.client
+        .options('/api/schedulers')
+        .set('Origin', 'https://console.example.com')
+        .set('Access-Control-Request-Method', 'PATCH')
+        .set('Access-Control-Request-Headers', 'Authorization, Content-Type');
+      expect(preflight.status).to.equal(204);
+      expect(preflight.headers['access-control-allow-methods']).to.match(
+        /PATCH/,
+      );
+      expect(preflight.headers['access-control-allow-headers']).to.match(
+        /Authorization/,
+      );
+    });
+  });
+});

@@ -1,0 +1,122 @@
+import type {SqlExecutor} from '../audit/audit-event';
+
+/** Failures an account may have before it is locked out for a while. */
+export const ACCOUNT_FREE_FAILURES = 5;
+/** Failures one client address may have (higher: offices share addresses). */
+export const ADDRESS_FREE_FAILURES = 20;
+/** The first lock; each further failure doubles it. */
+export const FIRST_LOCK_SECONDS = 1;
+/** The longest lock. */
+export const MAX_LOCK_SECONDS = 15 * 60;
+/** A failure older than this no longer counts (the counter starts again). */
+export const FORGET_AFTER_SECONDS = 24 * 60 * 60;
+
+export interface ThrottleKeys {
+  account: string;
+  address: string;
+}
+
+/** The throttle keys of one attempt: the account by its e-mail, and the client address. */
+export function throttleKeys(email: string, address: string): ThrottleKeys {
+  return {
+    account: `account:${email.trim().toLowerCase().slice(0, 320)}`,
+    address: `address:${address.slice(0, 64)}`,
+  };
+}
+
+/** How long `failures` failures lock a key, in seconds (0: not locked). */
+export function lockSeconds(failures: number, freeFailures: number): number {
+  if (failures < freeFailures) return 0;
+  return Math.min(
+    MAX_LOCK_SECONDS,
+    FIRST_LOCK_SECONDS * 2 ** Math.min(30, failures - freeFailures),
+  );
+}
+
+interface ThrottleRow {
+  key: string;
+  failures: number;
+  locked_until: Date | null;
+}
+
+/**
+ * Login throttling kept in PostgreSQL, so every API replica enforces one
+ * limit: per account and per client address, failed attempts lock the key
+ * for a time that doubles with each further failure, up to 15 minutes. A
+ * locked attempt is refused before any password hashing. Time comes from
+ * `clock`, so tests need not wait for a lock to pass.
+ */
+export class LoginThrottle {
+  constructor(
+    private readonly execute: SqlExecutor,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** Seconds until the attempt may be made, or 0 when it may be made now. */
+  async retryAfterSeconds(keys: ThrottleKeys): Promise<number> {
+    const rows = (await this.execute(
+      `SELECT key, failures, locked_until FROM login_throttle
+        WHERE key IN ($1, $2) AND locked_until > $3`,
+      [keys.account, keys.address, this.clock()],
+    )) as ThrottleRow[];
+    const now = this.clock().getTime();
+    return rows.reduce(
+      (longest, row) =>
+        Math.max(
+          longest,
+          Math.ceil((new Date(row.locked_until!).getTime() - now) / 1000),
+        ),
+      0,
+    );
+  }
+
+  /** Counts a failure against both keys; returns the longer lock it caused, in seconds. */
+  async failed(keys: ThrottleKeys): Promise<number> {
+    let longest = 0;
+    for (const [key, free] of [
+      [keys.account, ACCOUNT_FREE_FAILURES],
+      [keys.address, ADDRESS_FREE_FAILURES],
+    ] as const) {
+      const now = this.clock();
+      const forgetBefore = new Date(
+        now.getTime() - FORGET_AFTER_SECONDS * 1000,
+      );
+      const rows = (await this.execute(
+        `INSERT INTO login_throttle AS t (key, failures, last_failure_at)
+         VALUES ($1, 1, $2)
+         ON CONFLICT (key) DO UPDATE
+           SET failures = CASE WHEN t.last_failure_at < $3 THEN 1 ELSE t.failures + 1 END,
+               last_failure_at = $2
+         RETURNING failures`,
+        [key, now, forgetBefore],
+      )) as Array<{failures: number}>;
+      const seconds = lockSeconds(rows[0].failures, free);
+      if (seconds > 0) {
+        await this.execute(
+          `UPDATE login_throttle SET locked_until = $2 WHERE key = $1`,
+          [key, new Date(now.getTime() + seconds * 1000)],
+        );
+      }
+      longest = Math.max(longest, seconds);
+    }
+    return longest;
+  }
+
+  /** A success clears the account's failures (the address keeps its count). */
+  async succeeded(keys: ThrottleKeys): Promise<void> {
+    await this.execute(`DELETE FROM login_throttle WHERE key = $1`, [
+      keys.account,
+    ]);
+  }
+
+  /** Drops keys whose last failure is long forgotten (called now and then). */
+  async prune(): Promise<void> {
+    const before = new Date(
+      this.clock().getTime() - FORGET_AFTER_SECONDS * 1000,
+    );
+    await this.execute(
+      `DELETE FROM login_throttle WHERE last_failure_at < $1 AND (locked_until IS NULL OR locked_until < $2)`,
+      [before, this.clock()],
+    );
+  }
+}
