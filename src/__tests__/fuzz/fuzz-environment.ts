@@ -78,6 +78,21 @@ export class Actors {
         changed = true;
       }
     }
+    // A fuzzed logout, logout-all or password change revokes the actors'
+    // tokens (issue 20): give them back, as the rows above.
+    const ids = [...this.ids.values()];
+    const revocations = await this.client.query(
+      `UPDATE app_user SET tokens_valid_after = '-infinity'
+        WHERE id = ANY($1) AND tokens_valid_after <> '-infinity'`,
+      [ids],
+    );
+    const signOuts = await this.client.query(
+      `DELETE FROM revoked_token WHERE user_id = ANY($1)`,
+      [ids],
+    );
+    if ((revocations.rowCount ?? 0) + (signOuts.rowCount ?? 0) > 0) {
+      changed = true;
+    }
     return changed;
   }
 }

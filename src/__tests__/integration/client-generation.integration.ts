@@ -72,10 +72,16 @@ describe('client generation', () => {
     }
   });
 
-  it('generates the custom operations under their controllers: AuthService.login, PingService.ping', async () => {
+  it('generates the custom operations under their controllers: AuthService (login, sessions), PingService.ping', async () => {
     expect(methodsOf(await read('services/auth.service.ts'))).to.deepEqual([
       'login$Response',
       'login',
+      'logout$Response',
+      'logout',
+      'logoutAll$Response',
+      'logoutAll',
+      'changePassword$Response',
+      'changePassword',
     ]);
     expect(methodsOf(await read('services/ping.service.ts'))).to.deepEqual([
       'ping$Response',

@@ -40,13 +40,30 @@ describe('TokenService', () => {
   const service = new TokenService(CONFIG, () => NOW);
   const nowSeconds = NOW.getTime() / 1000;
 
+  it('moves iat past a revocation made in the same second', () => {
+    const revokedAt = new Date(NOW.getTime() + 300);
+    const claims = service.verify(service.issue(42, revokedAt).token);
+    expect(claims.issuedAt.getTime()).to.be.greaterThan(revokedAt.getTime());
+    // A revocation long ago (or none: -infinity) leaves iat at the clock.
+    expect(
+      service.verify(service.issue(42, new Date('2020-01-01')).token).issuedAt,
+    ).to.deepEqual(NOW);
+  });
+
   it('issues a token that expires after JWT_TTL and verifies back to the user', () => {
     const issued = service.issue(42);
     expect(issued.expires_at).to.equal('2026-11-21T13:00:00.000Z');
-    expect(service.verify(issued.token)).to.deepEqual({
+    const claims = service.verify(issued.token);
+    expect(claims).to.containDeep({
       userId: 42,
       expiresAt: new Date('2026-11-21T13:00:00.000Z'),
+      issuedAt: new Date('2026-11-21T12:00:00.000Z'),
     });
+    // Every token has its own id, for signing it out alone.
+    expect(claims.tokenId).to.match(/^[0-9a-f-]{36}$/);
+    expect(service.verify(service.issue(42).token).tokenId).to.not.equal(
+      claims.tokenId,
+    );
     const header = JSON.parse(
       Buffer.from(issued.token.split('.')[0], 'base64url').toString(),
     );
