@@ -22,6 +22,8 @@ import type {AppConfig} from './config';
 import {AuthController} from './controllers/auth.controller';
 import {SessionController} from './controllers/session.controller';
 import {securityHeaders} from './middleware/security-headers';
+import {loginFastRefusal} from './middleware/login-fast-refusal';
+import {KnownLocks} from './auth/login-throttle';
 import {FailedTaskRedriveController} from './controllers/failed-task-redrive.controller';
 import {PingController} from './controllers/ping.controller';
 import {ReportGenerationController} from './controllers/report-generation.controller';
@@ -73,6 +75,9 @@ export {runsRole};
  * supervisor, or all of them.
  */
 export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
+  /** Sign-in locks this process has seen (see KnownLocks). */
+  private readonly knownLocks = new KnownLocks();
+
   constructor(
     readonly appConfig: AppConfig,
     readonly logger: Logger,
@@ -218,6 +223,15 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       explorerPath: `${appConfig.apiBasePath}/explorer`,
     });
     this.expressMiddleware('middleware.securityHeaders', headers);
+    this.expressMiddleware(
+      'middleware.loginFastRefusal',
+      loginFastRefusal({
+        loginPath: `${appConfig.apiBasePath}/auth/login`,
+        knownLocks: this.knownLocks,
+        clock: () =>
+          this.getSync(AuthBindings.CLOCK, {optional: true})?.() ?? new Date(),
+      }),
+    );
     this.setUpSecurity(appConfig);
     this.controller(AuthController);
     this.controller(SessionController);
@@ -254,6 +268,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.bind(AuthBindings.TOKEN_SERVICE).to(
       new TokenService(appConfig.jwt, undefined, loadSecret),
     );
+    this.bind(AuthBindings.KNOWN_LOCKS).to(this.knownLocks);
     this.component(AuthenticationComponent);
     registerAuthenticationStrategy(this, JwtStrategy);
     this.configure(AuthorizationBindings.COMPONENT).to({

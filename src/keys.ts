@@ -1,5 +1,6 @@
 import {BindingKey} from '@loopback/core';
 import type {AppConfig} from './config';
+import type {KnownLocks} from './auth/login-throttle';
 import type {TokenService} from './auth/token.service';
 import type {TaskExecutor} from './executors/task-executor';
 import type {Logger} from './logging/logger';
@@ -24,6 +25,8 @@ export namespace AuthBindings {
   /** Issues and verifies the API's bearer tokens. */
   export const TOKEN_SERVICE =
     BindingKey.create<TokenService>('auth.tokenService');
+  /** This application's copy of the sign-in locks (see KnownLocks). */
+  export const KNOWN_LOCKS = BindingKey.create<KnownLocks>('auth.knownLocks');
   /** The clock login throttling reads; tests bind their own. */
   export const CLOCK = BindingKey.create<() => Date>('auth.clock');
 }

@@ -8,6 +8,13 @@ export const ADDRESS_FREE_FAILURES = 20;
 export const FIRST_LOCK_SECONDS = 1;
 /** The longest lock. */
 export const MAX_LOCK_SECONDS = 15 * 60;
+/**
+ * How long a refused (locked) attempt waits before its 429. Refusing is
+ * cheap, so without this a flooding client would get its answers as fast
+ * as it asks and crowd out everyone else's requests; held back, 64
+ * connections get about 128 answers a second, each costing nearly nothing.
+ */
+export const REFUSAL_DELAY_MS = 500;
 /** A failure older than this no longer counts (the counter starts again). */
 export const FORGET_AFTER_SECONDS = 24 * 60 * 60;
 
@@ -33,6 +40,40 @@ export function lockSeconds(failures: number, freeFailures: number): number {
   );
 }
 
+/**
+ * Locks this process has seen, until they end. A lock only ever ends by
+ * time (no success can happen while it holds, on any replica), so a copy
+ * gives every replica the same answer as the table while sparing a flood
+ * of refused attempts their database round trip. Bounded: expired entries
+ * go first, and past the bound the table alone decides.
+ */
+export class KnownLocks {
+  private readonly until = new Map<string, number>();
+
+  constructor(private readonly maxEntries = 10_000) {}
+
+  /** Milliseconds since the epoch the key is locked until, if known and still locked. */
+  lockedUntil(key: string, nowMs: number): number | undefined {
+    const until = this.until.get(key);
+    if (until === undefined) return undefined;
+    if (until <= nowMs) {
+      this.until.delete(key);
+      return undefined;
+    }
+    return until;
+  }
+
+  remember(key: string, untilMs: number, nowMs: number): void {
+    if (this.until.size >= this.maxEntries) {
+      for (const [known, ends] of this.until) {
+        if (ends <= nowMs) this.until.delete(known);
+      }
+      if (this.until.size >= this.maxEntries) return;
+    }
+    this.until.set(key, untilMs);
+  }
+}
+
 interface ThrottleRow {
   key: string;
   failures: number;
@@ -50,24 +91,29 @@ export class LoginThrottle {
   constructor(
     private readonly execute: SqlExecutor,
     private readonly clock: () => Date = () => new Date(),
+    private readonly known: KnownLocks = new KnownLocks(),
   ) {}
 
   /** Seconds until the attempt may be made, or 0 when it may be made now. */
   async retryAfterSeconds(keys: ThrottleKeys): Promise<number> {
+    const nowMs = this.clock().getTime();
+    const cached = Math.max(
+      this.known.lockedUntil(keys.account, nowMs) ?? 0,
+      this.known.lockedUntil(keys.address, nowMs) ?? 0,
+    );
+    if (cached > nowMs) return Math.ceil((cached - nowMs) / 1000);
     const rows = (await this.execute(
       `SELECT key, failures, locked_until FROM login_throttle
         WHERE key IN ($1, $2) AND locked_until > $3`,
       [keys.account, keys.address, this.clock()],
     )) as ThrottleRow[];
-    const now = this.clock().getTime();
-    return rows.reduce(
-      (longest, row) =>
-        Math.max(
-          longest,
-          Math.ceil((new Date(row.locked_until!).getTime() - now) / 1000),
-        ),
-      0,
-    );
+    let longest = 0;
+    for (const row of rows) {
+      const until = new Date(row.locked_until!).getTime();
+      this.known.remember(row.key, until, nowMs);
+      longest = Math.max(longest, Math.ceil((until - nowMs) / 1000));
+    }
+    return longest;
   }
 
   /** Counts a failure against both keys; returns the longer lock it caused, in seconds. */
@@ -92,10 +138,12 @@ export class LoginThrottle {
       )) as Array<{failures: number}>;
       const seconds = lockSeconds(rows[0].failures, free);
       if (seconds > 0) {
+        const until = new Date(now.getTime() + seconds * 1000);
         await this.execute(
           `UPDATE login_throttle SET locked_until = $2 WHERE key = $1`,
-          [key, new Date(now.getTime() + seconds * 1000)],
+          [key, until],
         );
+        this.known.remember(key, until.getTime(), now.getTime());
       }
       longest = Math.max(longest, seconds);
     }

@@ -9,7 +9,13 @@ import {
   RestBindings,
 } from '@loopback/rest';
 import {appendAuditEvent} from '../audit/audit-event';
-import {LoginThrottle, throttleKeys} from '../auth/login-throttle';
+import {
+  KnownLocks,
+  LoginThrottle,
+  REFUSAL_DELAY_MS,
+  throttleKeys,
+} from '../auth/login-throttle';
+import {setTimeout as sleep} from 'node:timers/promises';
 import {DUMMY_PASSWORD_HASH, verifyPassword} from '../auth/password-hasher';
 import type {IssuedToken, TokenService} from '../auth/token.service';
 import type {UserRepository} from '../crud/repositories';
@@ -28,6 +34,7 @@ export class AuthController {
     @inject(AuthBindings.TOKEN_SERVICE) private readonly tokens: TokenService,
     @inject(LoggingBindings.LOGGER) logger: Logger,
     @inject(RestBindings.Http.REQUEST) private readonly request: Request,
+    @inject(AuthBindings.KNOWN_LOCKS) private readonly knownLocks: KnownLocks,
     @inject(AuthBindings.CLOCK, {optional: true})
     private readonly clock: () => Date = () => new Date(),
   ) {
@@ -91,12 +98,17 @@ export class AuthController {
   ): Promise<IssuedToken> {
     const email = credentials.email.trim().toLowerCase();
     const keys = throttleKeys(email, this.request.ip ?? 'unknown');
-    const throttle = new LoginThrottle(this.execute, this.clock);
+    const throttle = new LoginThrottle(
+      this.execute,
+      this.clock,
+      this.knownLocks,
+    );
     const wait = await throttle.retryAfterSeconds(keys);
     if (wait > 0) {
-      // Refused before any hashing: a flood costs a lookup, not a scrypt.
-      this.logger.warn('Login throttled', {retry_after_s: wait});
-      await this.audit('login.throttled', null, email);
+      // Refused before any hashing and any write: a flood costs a lookup
+      // (none once this process knows the lock), not a scrypt. The lock
+      // itself is the audit event (login.locked); the request log has each 429.
+      await sleep(REFUSAL_DELAY_MS);
       throw tooManyAttempts(wait);
     }
     const user = await this.users.findOne({where: {email}});

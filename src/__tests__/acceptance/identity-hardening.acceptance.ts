@@ -19,6 +19,8 @@ describe('identity hardening (issue 20)', () => {
   });
   after(() => given.app.stop());
   beforeEach(async () => {
+    // Past any lock an earlier test left (the app keeps a copy of locks it saw).
+    advance(16 * 60);
     await truncateAll();
     await givenCatalog();
     team = await givenTeam(given.app);
@@ -53,6 +55,25 @@ describe('identity hardening (issue 20)', () => {
       await login(email, 'wrong-password!').expect(401);
     });
 
+    it('refuses a locked account on every replica, also one that never saw the lock', async () => {
+      const other = await givenRunningApp({trustProxy: true}, app =>
+        app.bind(AuthBindings.CLOCK).to(() => now),
+      );
+      try {
+        for (let i = 0; i < 5; i++) {
+          await login(team.admin.email, 'wrong-password!').expect(401);
+        }
+        const res = await other.client
+          .post('/api/auth/login')
+          .set('X-Forwarded-For', '192.0.2.50')
+          .send({email: team.admin.email, password: TEST_PASSWORD})
+          .expect(429);
+        expect(Number(res.headers['retry-after'])).to.be.greaterThan(0);
+      } finally {
+        await other.app.stop();
+      }
+    });
+
     it('locks one account attacked from many addresses', async () => {
       for (let i = 0; i < 5; i++) {
         await login(
@@ -76,6 +97,18 @@ describe('identity hardening (issue 20)', () => {
         await login(`guess${i}@example.com`, 'whatever-1234').expect(401);
       }
       await login('another@example.com', 'whatever-1234').expect(429);
+      // Refused before the body is even read: a locked address costs nothing.
+      const early = await given.client
+        .post('/api/auth/login')
+        .set('X-Forwarded-For', '203.0.113.7')
+        .set('Content-Type', 'application/json')
+        .send('{not json')
+        .expect(429);
+      expect(early.body.error).to.containDeep({
+        statusCode: 429,
+        name: 'TooManyRequestsError',
+      });
+      expect(Number(early.headers['retry-after'])).to.be.greaterThan(0);
       // Another address is not held back.
       await login(team.admin.email, TEST_PASSWORD, '192.0.2.1').expect(200);
     });

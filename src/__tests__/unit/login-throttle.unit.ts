@@ -1,0 +1,42 @@
+import {expect} from '@loopback/testlab';
+import {
+  ACCOUNT_FREE_FAILURES,
+  KnownLocks,
+  lockSeconds,
+  MAX_LOCK_SECONDS,
+  throttleKeys,
+} from '../../auth/login-throttle';
+
+describe('login throttle rules', () => {
+  it('doubles the lock from the 5th failure up to 15 minutes', () => {
+    expect(
+      [3, 4, 5, 6, 7, 8, 20, 100].map(n =>
+        lockSeconds(n, ACCOUNT_FREE_FAILURES),
+      ),
+    ).to.deepEqual([0, 0, 1, 2, 4, 8, MAX_LOCK_SECONDS, MAX_LOCK_SECONDS]);
+  });
+
+  it('keys an account by its lower-cased e-mail, bounded in length', () => {
+    const keys = throttleKeys(' Admin@Example.COM ', '::1');
+    expect(keys).to.deepEqual({
+      account: 'account:admin@example.com',
+      address: 'address:::1',
+    });
+    expect(
+      throttleKeys('x'.repeat(5000), 'y'.repeat(500)).account.length,
+    ).to.be.below(400);
+  });
+
+  it('keeps a known lock only until it ends, and never grows past its bound', () => {
+    const locks = new KnownLocks(2);
+    locks.remember('a', 2000, 0);
+    locks.remember('b', 5000, 0);
+    expect(locks.lockedUntil('a', 1000)).to.equal(2000);
+    expect(locks.lockedUntil('a', 2000)).to.be.undefined();
+    // Full: an expired entry makes room, a live table is left alone.
+    locks.remember('c', 9000, 3000);
+    locks.remember('d', 9000, 3000);
+    expect(locks.lockedUntil('c', 3000)).to.equal(9000);
+    expect(locks.lockedUntil('d', 3000)).to.be.undefined();
+  });
+});
