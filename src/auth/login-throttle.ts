@@ -15,6 +15,8 @@ export const MAX_LOCK_SECONDS = 15 * 60;
  * connections get about 128 answers a second, each costing nearly nothing.
  */
 export const REFUSAL_DELAY_MS = 500;
+/** How often a process deletes throttle rows nobody needs any more. */
+export const PRUNE_EVERY_MS = 10 * 60 * 1000;
 /** A failure older than this no longer counts (the counter starts again). */
 export const FORGET_AFTER_SECONDS = 24 * 60 * 60;
 
@@ -49,6 +51,14 @@ export function lockSeconds(failures: number, freeFailures: number): number {
  */
 export class KnownLocks {
   private readonly until = new Map<string, number>();
+  private lastPruneMs = 0;
+
+  /** True at most once per PRUNE_EVERY_MS: time to drop forgotten throttle rows. */
+  prunePending(nowMs: number): boolean {
+    if (nowMs - this.lastPruneMs < PRUNE_EVERY_MS) return false;
+    this.lastPruneMs = nowMs;
+    return true;
+  }
 
   constructor(private readonly maxEntries = 10_000) {}
 
@@ -148,6 +158,15 @@ export class LoginThrottle {
       longest = Math.max(longest, seconds);
     }
     return longest;
+  }
+
+  /**
+   * Now and then (once per PRUNE_EVERY_MS per process) deletes the rows of
+   * keys whose failures are forgotten, so guessing many e-mails from many
+   * addresses cannot grow the table for ever.
+   */
+  async pruneNowAndThen(): Promise<void> {
+    if (this.known.prunePending(this.clock().getTime())) await this.prune();
   }
 
   /** A success clears the account's failures (the address keeps its count). */

@@ -119,6 +119,7 @@ export class AuthController {
     );
     if (!user || !valid || !user.active) {
       const locked = await throttle.failed(keys);
+      await throttle.pruneNowAndThen();
       this.logger.warn(
         'Login failed',
         locked > 0 ? {locked_for_s: locked} : {},

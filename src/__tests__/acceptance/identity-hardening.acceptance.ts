@@ -113,6 +113,23 @@ describe('identity hardening (issue 20)', () => {
       await login(team.admin.email, TEST_PASSWORD, '192.0.2.1').expect(200);
     });
 
+    it('forgets failures after a day, and deletes their rows now and then', async () => {
+      await login('someone@example.com', 'whatever-1234').expect(401);
+      expect(await sql(`SELECT key FROM login_throttle`)).to.have.length(2);
+      advance(25 * 60 * 60);
+      // The next failure (another key) prunes the forgotten ones.
+      await login('other@example.com', 'whatever-1234', '192.0.2.9').expect(
+        401,
+      );
+      const keys = await sql<{key: string}>(
+        `SELECT key FROM login_throttle ORDER BY key`,
+      );
+      expect(keys.map(k => k.key)).to.deepEqual([
+        'account:other@example.com',
+        'address:192.0.2.9',
+      ]);
+    });
+
     it('records sign-in events without passwords', async () => {
       await login(team.admin.email, TEST_PASSWORD).expect(200);
       await login(team.admin.email, 'wrong-password!').expect(401);

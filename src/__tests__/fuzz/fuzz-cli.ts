@@ -1,5 +1,7 @@
 /* eslint-disable no-console */
 import {Client} from 'pg';
+import {runLoginProfile} from './login-profile';
+import {answerChecker} from './response-checks';
 import {parseArgs} from 'node:util';
 import {TEST_DATABASE_URL} from '../fixtures/test-database';
 import {describeOperations} from './api-operations';
@@ -108,6 +110,16 @@ async function main(): Promise<number> {
       settings,
     );
     const seconds = (Date.now() - started) / 1000;
+    const login = await runLoginProfile(
+      service,
+      fixtures.actors,
+      answerChecker(api.errorSchema),
+    );
+    console.log(
+      `login profile: ${login.sent} wrong passwords for one account, statuses ${JSON.stringify(Object.fromEntries(login.statuses))}, ${login.problems.length} problems`,
+    );
+    for (const problem of login.problems.slice(0, 5))
+      console.log(`  ${problem}`);
     const crash = await service.crashEvidence();
 
     console.log(outcome.stats.summary());
@@ -159,7 +171,8 @@ async function main(): Promise<number> {
     const failed =
       outcome.firstFailure !== undefined ||
       crash.length > 0 ||
-      sweep.failures.length > 0
+      sweep.failures.length > 0 ||
+      login.problems.length > 0
         ? 1
         : 0;
     const passed = outcome.stats.total - (outcome.firstFailure ? 1 : 0);

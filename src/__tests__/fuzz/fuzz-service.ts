@@ -93,6 +93,7 @@ export class FuzzService {
       contentType: response.headers.get('content-type') ?? '',
       text,
       ms: performance.now() - started,
+      retryAfter: response.headers.get('retry-after') ?? undefined,
     };
   }
 

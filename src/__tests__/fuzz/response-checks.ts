@@ -8,6 +8,7 @@ export interface Answer {
   contentType: string;
   text: string;
   ms: number;
+  retryAfter?: string;
 }
 
 const ERROR_FIELDS = new Set(['statusCode', 'name', 'message', 'details']);

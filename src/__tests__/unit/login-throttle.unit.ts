@@ -4,6 +4,7 @@ import {
   KnownLocks,
   lockSeconds,
   MAX_LOCK_SECONDS,
+  PRUNE_EVERY_MS,
   throttleKeys,
 } from '../../auth/login-throttle';
 
@@ -25,6 +26,13 @@ describe('login throttle rules', () => {
     expect(
       throttleKeys('x'.repeat(5000), 'y'.repeat(500)).account.length,
     ).to.be.below(400);
+  });
+
+  it('asks for a prune of forgotten rows at most once per interval', () => {
+    const locks = new KnownLocks();
+    expect(locks.prunePending(PRUNE_EVERY_MS)).to.be.true();
+    expect(locks.prunePending(PRUNE_EVERY_MS + 1000)).to.be.false();
+    expect(locks.prunePending(2 * PRUNE_EVERY_MS)).to.be.true();
   });
 
   it('keeps a known lock only until it ends, and never grows past its bound', () => {
