@@ -321,16 +321,21 @@ describe('POST /reports/generate', () => {
     await resetBroker();
   });
 
-  it('answers 429 with Retry-After once a user has REPORT_MAX_QUEUED_PER_USER reports waiting', async () => {
-    const max = givenTestConfig().reports.maxQueuedPerUser;
-    const body = {
+  /** A cheap report in the catalog that can be queued, and its request body. */
+  async function givenQueueableReport() {
+    await sql(`UPDATE report SET controller = 'SelfCheckReport' WHERE id = 3`);
+    return {
       controller: 'SelfCheckReport',
       options_interface: {
         delivery: {web_notification: true},
         output: {file: {type: 'Attachment', format: 'CSV'}},
       },
     };
-    await sql(`UPDATE report SET controller = 'SelfCheckReport' WHERE id = 3`);
+  }
+
+  it('answers 429 with Retry-After once a user has REPORT_MAX_QUEUED_PER_USER reports waiting', async () => {
+    const max = givenTestConfig().reports.maxQueuedPerUser;
+    const body = await givenQueueableReport();
     for (let i = 0; i < max; i++) {
       await operator().post('/api/reports/generate').send(body).expect(202);
     }
@@ -357,14 +362,7 @@ describe('POST /reports/generate', () => {
 
   it('holds REPORT_MAX_QUEUED_PER_USER against concurrent requests of one user', async () => {
     const max = givenTestConfig().reports.maxQueuedPerUser;
-    const body = {
-      controller: 'SelfCheckReport',
-      options_interface: {
-        delivery: {web_notification: true},
-        output: {file: {type: 'Attachment', format: 'CSV'}},
-      },
-    };
-    await sql(`UPDATE report SET controller = 'SelfCheckReport' WHERE id = 3`);
+    const body = await givenQueueableReport();
     const answers = await Promise.all(
       Array.from({length: 10}, () =>
         operator().post('/api/reports/generate').send(body),

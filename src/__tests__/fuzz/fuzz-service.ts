@@ -12,6 +12,22 @@ const CRASH_LINE = /uncaught|unhandled|fatal|heap out of memory|RangeError/i;
 const base64url = (value: object) =>
   Buffer.from(JSON.stringify(value)).toString('base64url');
 
+/** POST /auth/login with a well-formed body. */
+export function loginRequest(email: string, password: string): FuzzRequest {
+  return {
+    operation: 'login',
+    method: 'POST',
+    path: '/auth/login',
+    query: [],
+    auth: 'none',
+    body: {
+      kind: 'valid',
+      contentType: 'application/json',
+      text: JSON.stringify({email, password}),
+    },
+  };
+}
+
 /** The real service (`node dist/index.js`, API role, production settings). */
 export class FuzzService {
   readonly process: ServiceProcess;
@@ -32,21 +48,9 @@ export class FuzzService {
     // The logged url already ends in the API base path.
     this.baseUrl = String(started.url).replace(/\/$/, '');
     for (const role of ACTOR_ROLES) {
-      const answer = await this.send({
-        operation: 'login',
-        method: 'POST',
-        path: '/auth/login',
-        query: [],
-        auth: 'none',
-        body: {
-          kind: 'valid',
-          contentType: 'application/json',
-          text: JSON.stringify({
-            email: actors.email(role),
-            password: ACTOR_PASSWORD,
-          }),
-        },
-      });
+      const answer = await this.send(
+        loginRequest(actors.email(role), ACTOR_PASSWORD),
+      );
       if (answer.status !== 200) {
         throw new Error(
           `login as ${role} failed: ${answer.status} ${answer.text}`,

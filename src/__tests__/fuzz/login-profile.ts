@@ -1,5 +1,5 @@
 import type {Actors} from './fuzz-environment';
-import type {FuzzService} from './fuzz-service';
+import {FuzzService, loginRequest} from './fuzz-service';
 import type {Answer} from './response-checks';
 
 export interface LoginProfileOutcome {
@@ -30,21 +30,9 @@ export async function runLoginProfile(
   };
   let retryAfterSeen = false;
   for (let i = 0; i < ATTEMPTS; i++) {
-    const answer = await service.send({
-      operation: 'login',
-      method: 'POST',
-      path: '/auth/login',
-      query: [],
-      auth: 'none',
-      body: {
-        kind: 'valid',
-        contentType: 'application/json',
-        text: JSON.stringify({
-          email: actors.email('viewer'),
-          password: `wrong-${i}-not-the-password`,
-        }),
-      },
-    });
+    const answer = await service.send(
+      loginRequest(actors.email('viewer'), `wrong-${i}-not-the-password`),
+    );
     outcome.sent++;
     outcome.statuses.set(
       answer.status,
