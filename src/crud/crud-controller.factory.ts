@@ -111,6 +111,7 @@ export function defineCrudController<E extends Entity>(
     ): Promise<E[]> {
       const bounded = boundedFilter(filter, filterable);
       return this.repository.find({
+        ...(resource.defaultOrder ? {order: resource.defaultOrder} : {}),
         ...bounded,
         where: this.scoped(bounded.where),
       });

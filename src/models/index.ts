@@ -10,3 +10,4 @@ export * from './ticket.model';
 export * from './user.model';
 export * from './worker.model';
 export * from './failed-task.model';
+export * from './audit-event.model';

@@ -10,6 +10,7 @@ import {
   Report,
   Scheduler,
   SchedulerExecution,
+  AuditEvent,
   Ticket,
   User,
   Worker,
@@ -66,6 +67,15 @@ export const RESOURCES: CrudResource[] = [
     model: SchedulerExecution,
     path: '/scheduler-executions',
     access: {read: EVERYONE},
+  }),
+  defineResource({
+    model: AuditEvent,
+    path: '/audit-events',
+    access: {read: OPERATORS},
+    defaultOrder: ['at DESC', 'id DESC'],
+    notes: {
+      find: 'Newest first unless the filter gives an order. Written by the service only: sign-ins, sign-outs, revocations and password changes (more kinds as they are audited).',
+    },
   }),
   defineResource({
     model: Report,

@@ -143,6 +143,25 @@ describe('identity hardening (issue 20)', () => {
       expect(JSON.stringify(events)).to.not.match(
         new RegExp(`${TEST_PASSWORD}|wrong-password`),
       );
+      // Admins (and operators) read them through the API, newest first.
+      const {body: listed} = await asUser(given.client, team.admin)
+        .get('/api/audit-events')
+        .expect(200);
+      expect(listed.map((e: {action: string}) => e.action)).to.deepEqual([
+        'login.failed',
+        'login.succeeded',
+      ]);
+      expect(listed[1]).to.containDeep({
+        actor_user_id: team.admin.id,
+        entity: 'session',
+      });
+      await asUser(given.client, team.viewer)
+        .get('/api/audit-events')
+        .expect(403);
+      await asUser(given.client, team.admin)
+        .post('/api/audit-events')
+        .send({action: 'forged', entity: 'x'})
+        .expect(404);
     });
   });
 
