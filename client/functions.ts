@@ -97,8 +97,12 @@ export type { FindById$Params as FindByIdSchedulerExecution$Params } from './fn/
 export { findById as findByIdSchedulerExecution } from './fn/scheduler-execution/find-by-id';
 export type { Find$Params as FindSchedulerExecution$Params } from './fn/scheduler-execution/find';
 export { find as findSchedulerExecution } from './fn/scheduler-execution/find';
+export type { Preview$Params as Preview$Params } from './fn/scheduler/preview';
+export { preview as preview } from './fn/scheduler/preview';
 export type { FindExecutions$Params as FindExecutions$Params } from './fn/scheduler/find-executions';
 export { findExecutions as findExecutions } from './fn/scheduler/find-executions';
+export type { NextRuns$Params as NextRuns$Params } from './fn/scheduler/next-runs';
+export { nextRuns as nextRuns } from './fn/scheduler/next-runs';
 export type { FindById$Params as FindByIdScheduler$Params } from './fn/scheduler/find-by-id';
 export { findById as findByIdScheduler } from './fn/scheduler/find-by-id';
 export type { DeleteById$Params as DeleteByIdScheduler$Params } from './fn/scheduler/delete-by-id';

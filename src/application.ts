@@ -21,6 +21,7 @@ import path from 'node:path';
 import type {AppConfig} from './config';
 import {AuthController} from './controllers/auth.controller';
 import {SessionController} from './controllers/session.controller';
+import {SchedulerTimingController} from './controllers/scheduler-timing.controller';
 import {securityHeaders} from './middleware/security-headers';
 import {loginFastRefusal} from './middleware/login-fast-refusal';
 import {KnownLocks} from './auth/login-throttle';
@@ -237,6 +238,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(SessionController);
     this.controller(PingController);
     this.controller(SchedulerHistoryController);
+    this.controller(SchedulerTimingController);
     this.controller(FailedTaskRedriveController);
     this.service(BrokerService);
     this.controller(ReportGenerationController);

@@ -20,6 +20,12 @@ import { findById } from '../fn/scheduler/find-by-id';
 import { FindById$Params } from '../fn/scheduler/find-by-id';
 import { findExecutions } from '../fn/scheduler/find-executions';
 import { FindExecutions$Params } from '../fn/scheduler/find-executions';
+import { nextRuns } from '../fn/scheduler/next-runs';
+import { NextRuns } from '../models/next-runs';
+import { NextRuns$Params } from '../fn/scheduler/next-runs';
+import { preview } from '../fn/scheduler/preview';
+import { Preview$Params } from '../fn/scheduler/preview';
+import { SchedulePreview } from '../models/schedule-preview';
 import { Scheduler } from '../models/scheduler';
 import { SchedulerExecution } from '../models/scheduler-execution';
 import { updateById } from '../fn/scheduler/update-by-id';
@@ -33,6 +39,41 @@ import { UpdateById$Params } from '../fn/scheduler/update-by-id';
 export class SchedulerService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
     super(config, http);
+  }
+
+  /** Path part for operation `schedulerTimingControllerPreview()` */
+  static readonly SchedulerTimingControllerPreviewPath = '/schedulers/preview';
+
+  /**
+   * Preview a schedule while it is typed.
+   *
+   * The schedule in words and its next runs, for a cron `schedule` or a one-time `date_time` (exactly one) in `timezone` (default CRON_TZ). Invalid input is a 422 with the same details as creating a scheduler. Roles: admin, operator, viewer.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `preview()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  preview$Response(params: Preview$Params, context?: HttpContext): Observable<StrictHttpResponse<SchedulePreview>> {
+    const obs = preview(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Preview a schedule while it is typed.
+   *
+   * The schedule in words and its next runs, for a cron `schedule` or a one-time `date_time` (exactly one) in `timezone` (default CRON_TZ). Invalid input is a 422 with the same details as creating a scheduler. Roles: admin, operator, viewer.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `preview$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  preview(params: Preview$Params, context?: HttpContext): Observable<SchedulePreview> {
+    const resp = this.preview$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<SchedulePreview>): SchedulePreview => r.body)
+    );
   }
 
   /** Path part for operation `schedulerHistoryControllerFindExecutions()` */
@@ -67,6 +108,41 @@ export class SchedulerService extends BaseService {
     const resp = this.findExecutions$Response(params, context);
     return resp.pipe(
       map((r: StrictHttpResponse<Array<SchedulerExecution>>): Array<SchedulerExecution> => r.body)
+    );
+  }
+
+  /** Path part for operation `schedulerTimingControllerNextRuns()` */
+  static readonly SchedulerTimingControllerNextRunsPath = '/schedulers/{id}/next-runs';
+
+  /**
+   * A scheduler's next runs, and its schedule in words.
+   *
+   * The next runs (ISO 8601 UTC) as the producer would fire them in the scheduler's zone, DST included: a one-time scheduler lists its date_time while it lies ahead; a stay-alive or paused one lists none. Looks at most five years ahead. Roles: admin, operator, viewer.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `nextRuns()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  nextRuns$Response(params: NextRuns$Params, context?: HttpContext): Observable<StrictHttpResponse<NextRuns>> {
+    const obs = nextRuns(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * A scheduler's next runs, and its schedule in words.
+   *
+   * The next runs (ISO 8601 UTC) as the producer would fire them in the scheduler's zone, DST included: a one-time scheduler lists its date_time while it lies ahead; a stay-alive or paused one lists none. Looks at most five years ahead. Roles: admin, operator, viewer.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `nextRuns$Response()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  nextRuns(params: NextRuns$Params, context?: HttpContext): Observable<NextRuns> {
+    const resp = this.nextRuns$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<NextRuns>): NextRuns => r.body)
     );
   }
 

@@ -7,7 +7,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Auth: 'Log in for a bearer token',
   Config: 'Key/value settings readable by everyone; never store secrets here',
   FailedTask: 'Tasks that failed after their last retry, and their re-drive',
-  AuditEvent: 'The audit log: who changed what, when and why (operators, admins)',
+  AuditEvent:
+    'The audit log: who changed what, when and why (operators, admins)',
   Group: 'User groups (report and reminder recipients)',
   Health: 'Liveness and readiness probes (no token)',
   Language: 'Languages used for execution',

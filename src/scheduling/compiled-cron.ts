@@ -78,6 +78,11 @@ export function compileCron(expression: string): CompiledCron {
  */
 export function cronMatches(cron: CompiledCron, wall: WallTime): boolean {
   if (!cron.minutes[wall.minute] || !cron.hours[wall.hour]) return false;
+  return cronMatchesDay(cron, wall);
+}
+
+/** Whether any minute of the wall clock's day can match (month and day rule). */
+export function cronMatchesDay(cron: CompiledCron, wall: WallTime): boolean {
   if (!cron.months[wall.month]) return false;
   const dayOfMonth = cron.daysOfMonth[wall.day] === 1;
   const dayOfWeek = cron.daysOfWeek[wall.dayOfWeek] === 1;

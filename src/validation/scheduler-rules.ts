@@ -150,6 +150,15 @@ export function schedulerRuleErrors(record: SchedulerShape): ErrorDetail[] {
   ];
 }
 
+/** The timing rules alone (schedule or date_time, zone): what a preview checks. */
+export function timingRuleErrors(record: SchedulerShape): ErrorDetail[] {
+  return [
+    ...timingErrors(record),
+    ...scheduleErrors(record),
+    ...timezoneErrors(record),
+  ];
+}
+
 /**
  * A one-time scheduler must lie ahead: a date_time before the start of the
  * current minute (at `now`) would never fire. One within the current minute

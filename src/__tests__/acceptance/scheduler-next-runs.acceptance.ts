@@ -1,0 +1,165 @@
+import {expect} from '@loopback/testlab';
+import {ProducerBindings} from '../../keys';
+import {
+  givenRunningApp,
+  givenSchedulerBody,
+  TestApp,
+} from '../fixtures/test-app';
+import {asUser, AuthedClient, givenTeam, Team} from '../fixtures/security';
+import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+
+describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
+  const NOW = new Date('2026-11-23T10:00:00Z'); // a Monday
+  let given: TestApp;
+  let team: Team;
+  let operator: AuthedClient;
+  let viewer: AuthedClient;
+
+  before(async () => {
+    given = await givenRunningApp({}, app =>
+      app.bind(ProducerBindings.CLOCK).to(() => NOW),
+    );
+  });
+  after(() => given.app.stop());
+  beforeEach(async () => {
+    await truncateAll();
+    await givenCatalog();
+    team = await givenTeam(given.app);
+    operator = asUser(given.client, team.operator);
+    viewer = asUser(given.client, team.viewer);
+  });
+
+  async function created(overrides: Record<string, unknown>): Promise<number> {
+    const {body} = await operator
+      .post('/api/schedulers')
+      .send(givenSchedulerBody(overrides))
+      .expect(201);
+    return body.id;
+  }
+
+  it("lists a cron scheduler's next runs in its zone, with the schedule in words", async () => {
+    const id = await created({
+      schedule: '0 9 * * MON-FRI',
+      timezone: 'Europe/Berlin',
+    });
+    const {body} = await viewer
+      .get(`/api/schedulers/${id}/next-runs?count=3`)
+      .expect(200);
+    expect(body).to.deepEqual({
+      timezone: 'Europe/Berlin',
+      description: 'At 09:00 AM, Monday through Friday',
+      active: true,
+      // 09:00 in Berlin is 08:00 UTC in winter; Monday's has passed at 10:00 UTC.
+      runs: [
+        '2026-11-24T08:00:00.000Z',
+        '2026-11-25T08:00:00.000Z',
+        '2026-11-26T08:00:00.000Z',
+      ],
+    });
+    const {body: ten} = await viewer.get(`/api/schedulers/${id}/next-runs`);
+    expect(ten.runs).to.have.length(10);
+  });
+
+  it('follows the DST rule of the producer: a run the gap skips fires once after it', async () => {
+    const id = await created({
+      schedule: '30 2 * * *',
+      timezone: 'Europe/Berlin',
+    });
+    await sql(`UPDATE scheduler SET schedule = '30 2 28 3 *' WHERE id = $1`, [
+      id,
+    ]);
+    const {body} = await viewer
+      .get(`/api/schedulers/${id}/next-runs?count=2`)
+      .expect(200);
+    // 2027-03-28 02:30 does not exist in Berlin: it fires at 03:00 CEST (01:00 UTC).
+    expect(body.runs).to.deepEqual([
+      '2027-03-28T01:00:00.000Z',
+      '2028-03-28T00:30:00.000Z',
+    ]);
+  });
+
+  it('lists a one-time run while ahead, and none for a paused or stay-alive scheduler', async () => {
+    const once = await created({
+      schedule: undefined,
+      date_time: '2026-12-01T07:30:00Z',
+    });
+    const {body: ahead} = await viewer
+      .get(`/api/schedulers/${once}/next-runs`)
+      .expect(200);
+    expect(ahead.runs).to.deepEqual(['2026-12-01T07:30:00.000Z']);
+    expect(ahead.description).to.equal('Once, at 2026-12-01T07:30:00.000Z');
+    const paused = await created({status: false});
+    const {body: none} = await viewer
+      .get(`/api/schedulers/${paused}/next-runs`)
+      .expect(200);
+    expect(none).to.containDeep({active: false, runs: []});
+    const stayAlive = await asUser(given.client, team.admin)
+      .post('/api/schedulers')
+      .send(
+        givenSchedulerBody({
+          schedule: undefined,
+          report_id: undefined,
+          params: {},
+          worker_id: 4,
+          stay_alive: true,
+        }),
+      )
+      .expect(201);
+    const {body: continuous} = await viewer
+      .get(`/api/schedulers/${stayAlive.body.id}/next-runs`)
+      .expect(200);
+    expect(continuous.runs).to.deepEqual([]);
+  });
+
+  it('refuses a count out of range, an unknown id and a missing token', async () => {
+    const id = await created({});
+    for (const count of ['0', '101', 'ten', '1.5']) {
+      const res = await viewer.get(
+        `/api/schedulers/${id}/next-runs?count=${count}`,
+      );
+      expect(res.status).to.be.oneOf([400, 422]);
+      expect(res.body.error.statusCode).to.equal(res.status);
+    }
+    await viewer.get('/api/schedulers/999999/next-runs').expect(404);
+    await given.client.get(`/api/schedulers/${id}/next-runs`).expect(401);
+  });
+
+  it('previews a schedule being typed, in words and runs', async () => {
+    const {body} = await viewer
+      .post('/api/schedulers/preview')
+      .send({schedule: '*/15 * * * *', timezone: 'Asia/Kolkata', count: 2})
+      .expect(200);
+    expect(body).to.deepEqual({
+      valid: true,
+      timezone: 'Asia/Kolkata',
+      active: true,
+      description: 'Every 15 minutes',
+      runs: ['2026-11-23T10:15:00.000Z', '2026-11-23T10:30:00.000Z'],
+    });
+  });
+
+  it('answers an invalid preview with the same 422 details as creating the scheduler', async () => {
+    for (const bad of [
+      {schedule: '61 * * * *'},
+      {schedule: '0 9 * * *', timezone: 'Mars/Olympus'},
+      {schedule: '0 9 * * *', date_time: '2027-01-01T00:00:00Z'},
+      {},
+    ]) {
+      const preview = await viewer
+        .post('/api/schedulers/preview')
+        .send(bad)
+        .expect(422);
+      const create = await operator
+        .post('/api/schedulers')
+        .send(givenSchedulerBody({schedule: undefined, ...bad}))
+        .expect(422);
+      expect(preview.body.error.details).to.deepEqual(
+        create.body.error.details,
+      );
+    }
+    await viewer
+      .post('/api/schedulers/preview')
+      .send({schedule: '* * * * *', count: 1000})
+      .expect(422);
+  });
+});
