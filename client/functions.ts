@@ -103,6 +103,8 @@ export type { FindExecutions$Params as FindExecutions$Params } from './fn/schedu
 export { findExecutions as findExecutions } from './fn/scheduler/find-executions';
 export type { NextRuns$Params as NextRuns$Params } from './fn/scheduler/next-runs';
 export { nextRuns as nextRuns } from './fn/scheduler/next-runs';
+export type { Run$Params as Run$Params } from './fn/scheduler/run';
+export { run as run } from './fn/scheduler/run';
 export type { FindById$Params as FindByIdScheduler$Params } from './fn/scheduler/find-by-id';
 export { findById as findByIdScheduler } from './fn/scheduler/find-by-id';
 export type { DeleteById$Params as DeleteByIdScheduler$Params } from './fn/scheduler/delete-by-id';

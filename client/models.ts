@@ -56,6 +56,8 @@ export type { ReportOutputFile } from './models/report-output-file';
 export type { ReportPatch } from './models/report-patch';
 export type { ReportQueued } from './models/report-queued';
 export type { ReportRecipients } from './models/report-recipients';
+export type { RunNowRequest } from './models/run-now-request';
+export type { RunNowResult } from './models/run-now-result';
 export type { SchedulePreview } from './models/schedule-preview';
 export type { SchedulePreviewRequest } from './models/schedule-preview-request';
 export type { Scheduler } from './models/scheduler';

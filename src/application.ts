@@ -22,6 +22,7 @@ import type {AppConfig} from './config';
 import {AuthController} from './controllers/auth.controller';
 import {SessionController} from './controllers/session.controller';
 import {SchedulerTimingController} from './controllers/scheduler-timing.controller';
+import {SchedulerRunController} from './controllers/scheduler-run.controller';
 import {securityHeaders} from './middleware/security-headers';
 import {loginFastRefusal} from './middleware/login-fast-refusal';
 import {KnownLocks} from './auth/login-throttle';
@@ -239,6 +240,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(PingController);
     this.controller(SchedulerHistoryController);
     this.controller(SchedulerTimingController);
+    this.controller(SchedulerRunController);
     this.controller(FailedTaskRedriveController);
     this.service(BrokerService);
     this.controller(ReportGenerationController);

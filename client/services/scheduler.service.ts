@@ -25,6 +25,9 @@ import { NextRuns } from '../models/next-runs';
 import { NextRuns$Params } from '../fn/scheduler/next-runs';
 import { preview } from '../fn/scheduler/preview';
 import { Preview$Params } from '../fn/scheduler/preview';
+import { run } from '../fn/scheduler/run';
+import { Run$Params } from '../fn/scheduler/run';
+import { RunNowResult } from '../models/run-now-result';
 import { SchedulePreview } from '../models/schedule-preview';
 import { Scheduler } from '../models/scheduler';
 import { SchedulerExecution } from '../models/scheduler-execution';
@@ -82,14 +85,20 @@ export class SchedulerService extends BaseService {
   /**
    * List a scheduler's runs.
    *
-   * The run ledger rows of one scheduler, newest first, paged by limit and skip. Roles: admin, operator, viewer.
+   * The run ledger rows of one scheduler, newest first, paged by limit and skip, optionally only one status or trigger. Roles: admin, operator, viewer.
    *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `findExecutions()` instead.
    *
    * This method doesn't expect any request body.
    */
-  findExecutions$Response(params: FindExecutions$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<SchedulerExecution>>> {
+  findExecutions$Response(params: FindExecutions$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<SchedulerExecution & {
+
+/**
+ * What started the run: schedule (the producer), manual (run now, a queued report), backfill or redrive
+ */
+'trigger': 'schedule' | 'manual' | 'backfill' | 'redrive';
+}>>> {
     const obs = findExecutions(this.http, this.rootUrl, params, context);
     return obs;
   }
@@ -97,17 +106,35 @@ export class SchedulerService extends BaseService {
   /**
    * List a scheduler's runs.
    *
-   * The run ledger rows of one scheduler, newest first, paged by limit and skip. Roles: admin, operator, viewer.
+   * The run ledger rows of one scheduler, newest first, paged by limit and skip, optionally only one status or trigger. Roles: admin, operator, viewer.
    *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `findExecutions$Response()` instead.
    *
    * This method doesn't expect any request body.
    */
-  findExecutions(params: FindExecutions$Params, context?: HttpContext): Observable<Array<SchedulerExecution>> {
+  findExecutions(params: FindExecutions$Params, context?: HttpContext): Observable<Array<SchedulerExecution & {
+
+/**
+ * What started the run: schedule (the producer), manual (run now, a queued report), backfill or redrive
+ */
+'trigger': 'schedule' | 'manual' | 'backfill' | 'redrive';
+}>> {
     const resp = this.findExecutions$Response(params, context);
     return resp.pipe(
-      map((r: StrictHttpResponse<Array<SchedulerExecution>>): Array<SchedulerExecution> => r.body)
+      map((r: StrictHttpResponse<Array<SchedulerExecution & {
+
+/**
+ * What started the run: schedule (the producer), manual (run now, a queued report), backfill or redrive
+ */
+'trigger': 'schedule' | 'manual' | 'backfill' | 'redrive';
+}>>): Array<SchedulerExecution & {
+
+/**
+ * What started the run: schedule (the producer), manual (run now, a queued report), backfill or redrive
+ */
+'trigger': 'schedule' | 'manual' | 'backfill' | 'redrive';
+}> => r.body)
     );
   }
 
@@ -143,6 +170,41 @@ export class SchedulerService extends BaseService {
     const resp = this.nextRuns$Response(params, context);
     return resp.pipe(
       map((r: StrictHttpResponse<NextRuns>): NextRuns => r.body)
+    );
+  }
+
+  /** Path part for operation `schedulerRunControllerRun()` */
+  static readonly SchedulerRunControllerRunPath = '/schedulers/{id}/run';
+
+  /**
+   * Run a scheduler now.
+   *
+   * Claims a run with key manual-<uuid> and trigger manual, stores its message with it and publishes it on a confirm channel (202). Works on a paused scheduler (it runs once and stays paused); optional params replace the scheduler's for this run; a reason (at most 500 characters, or the X-Change-Reason header) goes to the audit log. A stay-alive scheduler is 422. Roles: admin, operator.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `run()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  run$Response(params: Run$Params, context?: HttpContext): Observable<StrictHttpResponse<RunNowResult>> {
+    const obs = run(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Run a scheduler now.
+   *
+   * Claims a run with key manual-<uuid> and trigger manual, stores its message with it and publishes it on a confirm channel (202). Works on a paused scheduler (it runs once and stays paused); optional params replace the scheduler's for this run; a reason (at most 500 characters, or the X-Change-Reason header) goes to the audit log. A stay-alive scheduler is 422. Roles: admin, operator.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `run$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  run(params: Run$Params, context?: HttpContext): Observable<RunNowResult> {
+    const resp = this.run$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<RunNowResult>): RunNowResult => r.body)
     );
   }
 

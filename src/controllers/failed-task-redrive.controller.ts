@@ -169,8 +169,8 @@ export class FailedTaskRedriveController {
           WHERE id = $1
           RETURNING redrive_count
        )
-       INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, payload)
-       SELECT $3, 'redrive-' || $1 || '-' || counted.redrive_count, $4, $5::jsonb
+       INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, payload, trigger)
+       SELECT $3, 'redrive-' || $1 || '-' || counted.redrive_count, $4, $5::jsonb, 'redrive'
          FROM counted
        RETURNING id, execution_key`,
       [

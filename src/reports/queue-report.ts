@@ -77,8 +77,8 @@ export async function queueReport(
     // producer's sweeper publishes exactly this.
     const {rows: executions} = await client.query<{id: string}>(
       `INSERT INTO scheduler_execution
-         (scheduler_id, execution_key, slot, container_id, payload)
-       VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+         (scheduler_id, execution_key, slot, container_id, payload, trigger)
+       VALUES ($1, $2, $3, $4, $5, 'manual') RETURNING id`,
       [schedulerId, executionKey, context.now, context.containerId, message],
     );
     executionId = Number(executions[0].id);

@@ -13,14 +13,32 @@ export interface FindExecutions$Params {
   id: number;
   limit?: number;
   skip?: number;
+
+/**
+ * Only runs with this status
+ */
+  status?: 'claimed' | 'published' | 'running' | 'retrying' | 'succeeded' | 'failed' | 'skipped';
+
+/**
+ * Only runs started this way
+ */
+  trigger?: 'schedule' | 'manual' | 'backfill' | 'redrive';
 }
 
-export function findExecutions(http: HttpClient, rootUrl: string, params: FindExecutions$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<SchedulerExecution>>> {
+export function findExecutions(http: HttpClient, rootUrl: string, params: FindExecutions$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<SchedulerExecution & {
+
+/**
+ * What started the run: schedule (the producer), manual (run now, a queued report), backfill or redrive
+ */
+'trigger': 'schedule' | 'manual' | 'backfill' | 'redrive';
+}>>> {
   const rb = new RequestBuilder(rootUrl, findExecutions.PATH, 'get');
   if (params) {
     rb.path('id', params.id, {});
     rb.query('limit', params.limit, {});
     rb.query('skip', params.skip, {});
+    rb.query('status', params.status, {});
+    rb.query('trigger', params.trigger, {});
   }
 
   return http.request(
@@ -28,7 +46,13 @@ export function findExecutions(http: HttpClient, rootUrl: string, params: FindEx
   ).pipe(
     filter((r: any): r is HttpResponse<any> => r instanceof HttpResponse),
     map((r: HttpResponse<any>) => {
-      return r as StrictHttpResponse<Array<SchedulerExecution>>;
+      return r as StrictHttpResponse<Array<SchedulerExecution & {
+      
+      /**
+       * What started the run: schedule (the producer), manual (run now, a queued report), backfill or redrive
+       */
+      'trigger': 'schedule' | 'manual' | 'backfill' | 'redrive';
+      }>>;
     })
   );
 }
