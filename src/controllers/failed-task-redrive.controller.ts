@@ -154,8 +154,8 @@ export class FailedTaskRedriveController {
   }
 
   /**
-   * One statement, so one transaction: counts the re-drive and inserts its
-   * run with the message to publish (the outbox). The row lock on the failed
+   * One statement, so one transaction: counts the re-drive, inserts its run
+   * with the message to publish (the outbox) and its audit event. The row lock on the failed
    * task orders concurrent re-drives, so each gets its own key.
    */
   private async storeRun(
@@ -169,10 +169,18 @@ export class FailedTaskRedriveController {
           WHERE id = $1
           RETURNING redrive_count
        )
-       INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, payload, trigger)
-       SELECT $3, 'redrive-' || $1 || '-' || counted.redrive_count, $4, $5::jsonb, 'redrive'
-         FROM counted
-       RETURNING id, execution_key`,
+       , run AS (
+         INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, payload, trigger)
+         SELECT $3, 'redrive-' || $1 || '-' || counted.redrive_count, $4, $5::jsonb, 'redrive'
+           FROM counted
+         RETURNING id, execution_key
+       ), audited AS (
+         INSERT INTO audit_event (actor_user_id, action, entity, entity_id, changes)
+         SELECT $2, 'redrive', 'failed-task', $1::text,
+                jsonb_build_object('execution_key', jsonb_build_array(NULL, run.execution_key))
+           FROM run
+       )
+       SELECT id, execution_key FROM run`,
       [
         failedTaskId,
         this.user.id,

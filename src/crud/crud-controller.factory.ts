@@ -35,6 +35,7 @@ import {
   visibleFilterSchema,
   visibleProperties,
 } from './crud-schemas';
+import {auditedWrite, visible} from './audited-write';
 import {EntityRepository, repositoryKey} from './repositories';
 
 type Id = number | string;
@@ -72,6 +73,10 @@ export function defineCrudController<E extends Entity>(
 ): Constructor<unknown> {
   const {model, path, access, hooks = {}} = resource;
   const itemPath = `${path}/{id}`;
+  // The audit log names the kind of record in kebab case: scheduler, user, …
+  const auditEntity = model.modelName
+    .replace(/([a-z])([A-Z])/g, '$1-$2')
+    .toLowerCase();
   const idName = idPropertyOf(model);
   const filterable = {
     all: visibleProperties(model),
@@ -146,6 +151,23 @@ export function defineCrudController<E extends Entity>(
     protected get hookContext(): HookContext {
       return {user: this.user, context: this.context};
     }
+
+    /** The write and its audit event, in one transaction. */
+    protected async audited<T>(
+      action: 'create' | 'update' | 'delete',
+      work: Parameters<typeof auditedWrite<E, T>>[2],
+    ): Promise<T> {
+      return auditedWrite(
+        this.repository,
+        {
+          actorUserId: this.user.id,
+          action,
+          entity: auditEntity,
+          request: await this.context.get(RestBindings.Http.REQUEST),
+        },
+        work,
+      );
+    }
   }
 
   type Base = Constructor<ReadController>;
@@ -170,10 +192,27 @@ export function defineCrudController<E extends Entity>(
         const data = hooks.beforeCreate
           ? await hooks.beforeCreate(body, this.hookContext)
           : body;
-        const created = await this.repository.create(data as DataObject<E>);
+        const result = await this.audited('create', async options => {
+          const created = await this.repository.create(
+            data as DataObject<E>,
+            options,
+          );
+          // Read back so the answer carries the database's defaults.
+          const stored = await this.repository.findById(
+            created.getId(),
+            undefined,
+            options,
+          );
+          return {
+            id: created.getId(),
+            before: {},
+            after: visible(stored),
+            secretChanged: 'password' in body,
+            result: stored,
+          };
+        });
         this.response.status(201);
-        // Read back so the answer carries the database's defaults.
-        return this.repository.findById(created.getId());
+        return result;
       }
     }
     return CreateController;
@@ -202,10 +241,28 @@ export function defineCrudController<E extends Entity>(
         const change = hooks.beforeUpdate
           ? await hooks.beforeUpdate(body, current, this.hookContext)
           : body;
-        if (Object.keys(change).length > 0) {
-          await this.repository.updateById(id, change as DataObject<E>);
+        if (Object.keys(change).length === 0) {
+          return this.repository.findById(id);
         }
-        return this.repository.findById(id);
+        return this.audited('update', async options => {
+          await this.repository.updateById(
+            id,
+            change as DataObject<E>,
+            options,
+          );
+          const updated = await this.repository.findById(
+            id,
+            undefined,
+            options,
+          );
+          return {
+            id,
+            before: visible(current),
+            after: visible(updated),
+            secretChanged: 'password' in body,
+            result: updated,
+          };
+        });
       }
     }
     return UpdateController;
@@ -221,7 +278,10 @@ export function defineCrudController<E extends Entity>(
       async deleteById(@idParam(model) id: Id): Promise<void> {
         const current = await this.loadVisible(id);
         await hooks.beforeDelete?.(current, this.hookContext);
-        await this.repository.deleteById(id);
+        await this.audited('delete', async options => {
+          await this.repository.deleteById(id, options);
+          return {id, before: visible(current), after: {}, result: undefined};
+        });
       }
     }
     return DeleteController;

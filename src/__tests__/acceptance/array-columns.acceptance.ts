@@ -68,11 +68,15 @@ describe('array columns take the lists people write', () => {
       string,
       {properties?: Record<string, {type?: string; items?: {type?: string}}>}
     >;
-    const arrays = Object.entries(schemas).flatMap(([name, schema]) =>
-      Object.entries(schema.properties ?? {})
-        .filter(([, property]) => property.type === 'array')
-        .map(([property, definition]) => ({name, property, definition})),
-    );
+    // Answers that list times, not model columns.
+    const notColumns = new Set(['NextRuns', 'SchedulePreview']);
+    const arrays = Object.entries(schemas)
+      .filter(([name]) => !notColumns.has(name))
+      .flatMap(([name, schema]) =>
+        Object.entries(schema.properties ?? {})
+          .filter(([, property]) => property.type === 'array')
+          .map(([property, definition]) => ({name, property, definition})),
+      );
     expect(arrays.length).to.be.above(0);
     for (const {name, property, definition} of arrays) {
       expect({name, property, items: definition.items?.type}).to.deepEqual({

@@ -113,10 +113,21 @@ describe('failed tasks and run history API', () => {
     });
     expect(failed.redriven_at).to.not.be.null();
     const [run] = await sql(
-      `SELECT status FROM scheduler_execution WHERE id = $1`,
+      `SELECT status, trigger FROM scheduler_execution WHERE id = $1`,
       [res.body.execution_id],
     );
-    expect(run.status).to.equal('published');
+    expect(run).to.deepEqual({status: 'published', trigger: 'redrive'});
+    const audited = await sql(
+      `SELECT actor_user_id, action, entity, entity_id FROM audit_event WHERE action = 'redrive'`,
+    );
+    expect(audited).to.deepEqual([
+      {
+        actor_user_id: team.operator.id,
+        action: 'redrive',
+        entity: 'failed-task',
+        entity_id: String(id),
+      },
+    ]);
 
     const again = await asUser(given.client, team.operator)
       .post(`/api/failed-tasks/${id}/redrive`)

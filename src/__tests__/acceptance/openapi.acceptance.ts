@@ -42,8 +42,11 @@ describe('OpenAPI document and explorer', () => {
       ['PATCH', '/schedulers/{id}', 'updateById', ['Scheduler']],
       ['DELETE', '/schedulers/{id}', 'deleteById', ['Scheduler']],
       ['GET', '/schedulers/{id}/executions', 'findExecutions', ['Scheduler']],
+      ['GET', '/schedulers/{id}/next-runs', 'nextRuns', ['Scheduler']],
+      ['POST', '/schedulers/preview', 'preview', ['Scheduler']],
+      ['POST', '/schedulers/{id}/run', 'run', ['Scheduler']],
     ]);
-    expect(operations).to.have.length(6);
+    expect(operations).to.have.length(9);
   });
 
   it('keeps operationIds unique across the document', () => {
