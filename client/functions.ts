@@ -97,6 +97,8 @@ export type { FindById$Params as FindByIdSchedulerExecution$Params } from './fn/
 export { findById as findByIdSchedulerExecution } from './fn/scheduler-execution/find-by-id';
 export type { Find$Params as FindSchedulerExecution$Params } from './fn/scheduler-execution/find';
 export { find as findSchedulerExecution } from './fn/scheduler-execution/find';
+export type { Bulk$Params as Bulk$Params } from './fn/scheduler/bulk';
+export { bulk as bulk } from './fn/scheduler/bulk';
 export type { Preview$Params as Preview$Params } from './fn/scheduler/preview';
 export { preview as preview } from './fn/scheduler/preview';
 export type { FindExecutions$Params as FindExecutions$Params } from './fn/scheduler/find-executions';

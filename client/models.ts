@@ -3,6 +3,9 @@
 
 export type { AuditEvent } from './models/audit-event';
 export type { Filter as AuditEventFilter } from './models/AuditEvent/filter';
+export type { BulkItemResult } from './models/bulk-item-result';
+export type { BulkRequest } from './models/bulk-request';
+export type { BulkResult } from './models/bulk-result';
 export type { Config } from './models/config';
 export type { Filter as ConfigFilter } from './models/Config/filter';
 export type { ConfigPatch } from './models/config-patch';

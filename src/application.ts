@@ -23,6 +23,7 @@ import {AuthController} from './controllers/auth.controller';
 import {SessionController} from './controllers/session.controller';
 import {SchedulerTimingController} from './controllers/scheduler-timing.controller';
 import {SchedulerRunController} from './controllers/scheduler-run.controller';
+import {SchedulerBulkController} from './controllers/scheduler-bulk.controller';
 import {securityHeaders} from './middleware/security-headers';
 import {loginFastRefusal} from './middleware/login-fast-refusal';
 import {KnownLocks} from './auth/login-throttle';
@@ -241,6 +242,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(SchedulerHistoryController);
     this.controller(SchedulerTimingController);
     this.controller(SchedulerRunController);
+    this.controller(SchedulerBulkController);
     this.controller(FailedTaskRedriveController);
     this.service(BrokerService);
     this.controller(ReportGenerationController);

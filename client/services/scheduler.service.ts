@@ -10,6 +10,9 @@ import { BaseService } from '../base-service';
 import { ApiConfiguration } from '../api-configuration';
 import { StrictHttpResponse } from '../strict-http-response';
 
+import { bulk } from '../fn/scheduler/bulk';
+import { Bulk$Params } from '../fn/scheduler/bulk';
+import { BulkResult } from '../models/bulk-result';
 import { create } from '../fn/scheduler/create';
 import { Create$Params } from '../fn/scheduler/create';
 import { deleteById } from '../fn/scheduler/delete-by-id';
@@ -42,6 +45,41 @@ import { UpdateById$Params } from '../fn/scheduler/update-by-id';
 export class SchedulerService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
     super(config, http);
+  }
+
+  /** Path part for operation `schedulerBulkControllerBulk()` */
+  static readonly SchedulerBulkControllerBulkPath = '/schedulers/bulk';
+
+  /**
+   * Pause, resume, run or delete many schedulers.
+   *
+   * Applies one action to up to 1000 schedulers, each as its own request would (same rules, same audit event with the X-Change-Reason or body reason): 200 with one result per id in the order given, each with the HTTP status that item answered (200 paused or resumed, 202 run, 204 deleted, or its error). Roles: admin, operator.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `bulk()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  bulk$Response(params: Bulk$Params, context?: HttpContext): Observable<StrictHttpResponse<BulkResult>> {
+    const obs = bulk(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Pause, resume, run or delete many schedulers.
+   *
+   * Applies one action to up to 1000 schedulers, each as its own request would (same rules, same audit event with the X-Change-Reason or body reason): 200 with one result per id in the order given, each with the HTTP status that item answered (200 paused or resumed, 202 run, 204 deleted, or its error). Roles: admin, operator.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `bulk$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  bulk(params: Bulk$Params, context?: HttpContext): Observable<BulkResult> {
+    const resp = this.bulk$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<BulkResult>): BulkResult => r.body)
+    );
   }
 
   /** Path part for operation `schedulerTimingControllerPreview()` */

@@ -125,7 +125,17 @@ export class SchedulerRunController {
     })
     body: {params?: Record<string, unknown>; reason?: string} | null = {},
   ): Promise<RunNowResult> {
-    const reason = changeReason(this.request, body?.reason);
+    const result = await this.runNow(id, body ?? {});
+    this.response.status(202);
+    return result;
+  }
+
+  /** Claims, stores and publishes one manual run (also used by bulk actions). */
+  async runNow(
+    id: number,
+    body: {params?: Record<string, unknown>; reason?: string},
+  ): Promise<RunNowResult> {
+    const reason = changeReason(this.request, body.reason);
     const scheduler = await this.schedulers.findById(id).catch(() => {
       throw new HttpErrors.NotFound(
         `Entity not found: Scheduler with id ${id}`,
@@ -140,7 +150,7 @@ export class SchedulerRunController {
         ),
       ]);
     }
-    const params = body?.params ?? scheduler.params ?? {};
+    const params = body.params ?? scheduler.params ?? {};
     const task = taskOf(scheduler);
     if (task.type === 'worker') {
       const problems = workerParamKeyProblems(params);
@@ -192,7 +202,6 @@ export class SchedulerRunController {
         confirmed,
       );
     }
-    this.response.status(202);
     return {
       execution_id: executionId,
       execution_key: executionKey,

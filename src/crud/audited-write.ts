@@ -29,6 +29,8 @@ export async function auditedWrite<E extends Entity, T>(
     action: 'create' | 'update' | 'delete';
     entity: string;
     request: Request;
+    /** Given by the caller (a bulk action's); else read from X-Change-Reason. */
+    reason?: string;
   },
   work: (options: Options) => Promise<{
     id: unknown;
@@ -39,7 +41,7 @@ export async function auditedWrite<E extends Entity, T>(
   }>,
 ): Promise<T> {
   // Checked first: a reason over the limit refuses the write itself (422).
-  const reason = changeReason(event.request, undefined);
+  const reason = changeReason(event.request, event.reason);
   const dataSource = repository.dataSource;
   if (!dataSource.connected) await dataSource.connect();
   const transaction = (await dataSource.beginTransaction({

@@ -45,8 +45,9 @@ describe('OpenAPI document and explorer', () => {
       ['GET', '/schedulers/{id}/next-runs', 'nextRuns', ['Scheduler']],
       ['POST', '/schedulers/preview', 'preview', ['Scheduler']],
       ['POST', '/schedulers/{id}/run', 'run', ['Scheduler']],
+      ['POST', '/schedulers/bulk', 'bulk', ['Scheduler']],
     ]);
-    expect(operations).to.have.length(9);
+    expect(operations).to.have.length(10);
   });
 
   it('keeps operationIds unique across the document', () => {
