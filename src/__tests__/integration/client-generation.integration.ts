@@ -34,7 +34,7 @@ describe('client generation', () => {
 
   /** Custom operations that live beside a resource's CRUD methods. */
   const CUSTOM: Record<string, string[]> = {
-    Scheduler: ['findExecutions'],
+    Scheduler: ['findExecutions', 'nextRuns', 'preview', 'run', 'bulk'],
     FailedTask: ['redrive'],
     // One variant per response content type of POST /reports/generate.
     Report: [
