@@ -16,6 +16,11 @@ export interface SchedulerPatch {
   language_id?: number | null;
 
   /**
+   * allow (default): every due run is published; skip: a due run is not published while an earlier run of this scheduler is claimed, published, running or retrying (its ledger row says skipped, and why)
+   */
+  overlap_policy?: ('allow' | 'skip') | null;
+
+  /**
    * Task-specific parameters
    */
   params?: {

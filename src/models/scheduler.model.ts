@@ -81,6 +81,15 @@ export class Scheduler extends Entity {
   status_reason?: string | null;
 
   @property(
+    textColumn('overlap_policy', {
+      description:
+        'allow (default): every due run is published; skip: a due run is not published while an earlier run of this scheduler is claimed, published, running or retrying (its ledger row says skipped, and why)',
+      jsonSchema: {enum: ['allow', 'skip']},
+    }),
+  )
+  overlap_policy?: string;
+
+  @property(
     booleanColumn('stay_alive', {
       description: 'Long-running worker, run by the stay-alive supervisor',
     }),

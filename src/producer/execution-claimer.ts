@@ -11,7 +11,13 @@ export interface Claim extends TaskSource {
   /** The stored message of a run an operator started (outbox); else built from the scheduler. */
   payload?: TaskMessage | null;
   one_time: boolean;
+  /** Claimed as skipped (overlap policy skip, an earlier run still going): not published. */
+  skipped?: boolean;
 }
+
+/** Why a run of an overlap_policy skip scheduler was not sent. */
+export const OVERLAP_SKIP_REASON =
+  'overlap policy skip: an earlier run of this scheduler was still claimed, published, running or retrying';
 
 const BATCH_SIZE = 5000;
 
@@ -37,22 +43,34 @@ export async function claimRuns(
            AS w(scheduler_id, execution_key, slot)
        ), claimed AS (
          INSERT INTO scheduler_execution
-           (scheduler_id, execution_key, slot, executed_at, container_id)
-         SELECT w.scheduler_id, w.execution_key, w.slot, clock_timestamp(), $4
+           (scheduler_id, execution_key, slot, executed_at, container_id,
+            status, status_reason)
+         SELECT w.scheduler_id, w.execution_key, w.slot, clock_timestamp(), $4,
+                CASE WHEN o.still_going THEN 'skipped' ELSE 'claimed' END,
+                CASE WHEN o.still_going THEN $5 END
            FROM wanted w
            JOIN scheduler s ON s.id = w.scheduler_id AND s.status AND NOT s.stay_alive
+           CROSS JOIN LATERAL (
+             SELECT s.overlap_policy = 'skip' AND EXISTS (
+               SELECT 1 FROM scheduler_execution e
+                WHERE e.scheduler_id = s.id
+                  AND e.status IN ('claimed', 'published', 'running', 'retrying')
+             ) AS still_going
+           ) o
          ON CONFLICT (scheduler_id, execution_key) DO NOTHING
-         RETURNING id, scheduler_id, execution_key, slot
+         RETURNING id, scheduler_id, execution_key, slot, status
        )
        SELECT c.id AS execution_id, c.scheduler_id, c.execution_key, c.slot,
               s.report_id, s.worker_id, s.reminder_id, s.params,
-              s.date_time IS NOT NULL AS one_time
+              s.date_time IS NOT NULL AS one_time,
+              c.status = 'skipped' AS skipped
          FROM claimed c JOIN scheduler s ON s.id = c.scheduler_id`,
       [
         batch.map(run => run.schedulerId),
         batch.map(run => executionKey(run.slot)),
         batch.map(run => run.slot),
         containerId,
+        OVERLAP_SKIP_REASON,
       ],
     );
     // bigint ids arrive as strings; they stay far below 2^53.

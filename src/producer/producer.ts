@@ -37,6 +37,8 @@ export interface TickReport {
   due: number;
   claimed: number;
   already_claimed: number;
+  /** Runs of overlap_policy skip schedulers recorded skipped: an earlier run was still going. */
+  skipped_overlap: number;
   published: number;
   /** Schedulers skipped because their schedule, zone or date is unreadable. */
   invalid: number;
@@ -91,6 +93,7 @@ export class Producer {
             due: 0,
             claimed: 0,
             already_claimed: 0,
+            skipped_overlap: 0,
             published: 0,
             invalid: 0,
             missed_one_time: 0,
@@ -132,14 +135,16 @@ export class Producer {
       this.config.containerId,
     );
     this.afterClaim?.(claims.length);
-    const published = await publishClaims(this.pool, this.publisher, claims);
+    const toSend = claims.filter(claim => !claim.skipped);
+    const published = await publishClaims(this.pool, this.publisher, toSend);
     this.lastEvaluated = slots[slots.length - 1];
     await this.saveLastSlot(this.lastEvaluated);
     return {
       slots: slots.length,
       due: evaluation.due.length,
-      claimed: claims.length,
+      claimed: toSend.length,
       already_claimed: evaluation.due.length - claims.length,
+      skipped_overlap: claims.length - toSend.length,
       published,
       invalid: evaluation.invalid.length,
       missed_one_time: missed,

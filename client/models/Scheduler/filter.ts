@@ -12,6 +12,7 @@ export interface Filter {
 'status'?: boolean;
 'activated_at'?: boolean;
 'status_reason'?: boolean;
+'overlap_policy'?: boolean;
 'stay_alive'?: boolean;
 'report_id'?: boolean;
 'worker_id'?: boolean;
@@ -21,7 +22,7 @@ export interface Filter {
 'language_id'?: boolean;
 'created_at'?: boolean;
 'updated_at'?: boolean;
-} | Array<'id' | 'description' | 'schedule' | 'date_time' | 'timezone' | 'params' | 'status' | 'activated_at' | 'status_reason' | 'stay_alive' | 'report_id' | 'worker_id' | 'reminder_id' | 'user_id' | 'group_id' | 'language_id' | 'created_at' | 'updated_at'>);
+} | Array<'id' | 'description' | 'schedule' | 'date_time' | 'timezone' | 'params' | 'status' | 'activated_at' | 'status_reason' | 'overlap_policy' | 'stay_alive' | 'report_id' | 'worker_id' | 'reminder_id' | 'user_id' | 'group_id' | 'language_id' | 'created_at' | 'updated_at'>);
   limit?: number;
   offset?: number;
   order?: (string | Array<string>);

@@ -124,6 +124,23 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
     await given.client.get(`/api/schedulers/${id}/next-runs`).expect(401);
   });
 
+  it('takes an overlap policy on save: allow by default, skip on request, nothing else', async () => {
+    const {body: plain} = await operator
+      .post('/api/schedulers')
+      .send(givenSchedulerBody())
+      .expect(201);
+    expect(plain.overlap_policy).to.equal('allow');
+    const {body: skipping} = await operator
+      .post('/api/schedulers')
+      .send(givenSchedulerBody({overlap_policy: 'skip'}))
+      .expect(201);
+    expect(skipping.overlap_policy).to.equal('skip');
+    await operator
+      .patch(`/api/schedulers/${plain.id}`)
+      .send({overlap_policy: 'sometimes'})
+      .expect(422);
+  });
+
   it('previews a schedule being typed, in words and runs', async () => {
     const {body} = await viewer
       .post('/api/schedulers/preview')
