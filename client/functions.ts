@@ -101,6 +101,8 @@ export type { Bulk$Params as Bulk$Params } from './fn/scheduler/bulk';
 export { bulk as bulk } from './fn/scheduler/bulk';
 export type { Preview$Params as Preview$Params } from './fn/scheduler/preview';
 export { preview as preview } from './fn/scheduler/preview';
+export type { Backfill$Params as Backfill$Params } from './fn/scheduler/backfill';
+export { backfill as backfill } from './fn/scheduler/backfill';
 export type { FindExecutions$Params as FindExecutions$Params } from './fn/scheduler/find-executions';
 export { findExecutions as findExecutions } from './fn/scheduler/find-executions';
 export type { NextRuns$Params as NextRuns$Params } from './fn/scheduler/next-runs';

@@ -3,6 +3,9 @@
 
 export type { AuditEvent } from './models/audit-event';
 export type { Filter as AuditEventFilter } from './models/AuditEvent/filter';
+export type { BackfillPlan } from './models/backfill-plan';
+export type { BackfillRequest } from './models/backfill-request';
+export type { BackfillResult } from './models/backfill-result';
 export type { BulkItemResult } from './models/bulk-item-result';
 export type { BulkRequest } from './models/bulk-request';
 export type { BulkResult } from './models/bulk-result';

@@ -24,6 +24,7 @@ import {SessionController} from './controllers/session.controller';
 import {SchedulerTimingController} from './controllers/scheduler-timing.controller';
 import {SchedulerRunController} from './controllers/scheduler-run.controller';
 import {SchedulerBulkController} from './controllers/scheduler-bulk.controller';
+import {SchedulerBackfillController} from './controllers/scheduler-backfill.controller';
 import {securityHeaders} from './middleware/security-headers';
 import {loginFastRefusal} from './middleware/login-fast-refusal';
 import {KnownLocks} from './auth/login-throttle';
@@ -243,6 +244,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(SchedulerTimingController);
     this.controller(SchedulerRunController);
     this.controller(SchedulerBulkController);
+    this.controller(SchedulerBackfillController);
     this.controller(FailedTaskRedriveController);
     this.service(BrokerService);
     this.controller(ReportGenerationController);

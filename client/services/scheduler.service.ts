@@ -10,6 +10,9 @@ import { BaseService } from '../base-service';
 import { ApiConfiguration } from '../api-configuration';
 import { StrictHttpResponse } from '../strict-http-response';
 
+import { backfill } from '../fn/scheduler/backfill';
+import { Backfill$Params } from '../fn/scheduler/backfill';
+import { BackfillPlan } from '../models/backfill-plan';
 import { bulk } from '../fn/scheduler/bulk';
 import { Bulk$Params } from '../fn/scheduler/bulk';
 import { BulkResult } from '../models/bulk-result';
@@ -114,6 +117,41 @@ export class SchedulerService extends BaseService {
     const resp = this.preview$Response(params, context);
     return resp.pipe(
       map((r: StrictHttpResponse<SchedulePreview>): SchedulePreview => r.body)
+    );
+  }
+
+  /** Path part for operation `schedulerBackfillControllerBackfill()` */
+  static readonly SchedulerBackfillControllerBackfillPath = '/schedulers/{id}/backfill';
+
+  /**
+   * Backfill the slots of a time range.
+   *
+   * The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most 1000, and not in the future). With dry_run: 200 {slots, count}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `backfill()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  backfill$Response(params: Backfill$Params, context?: HttpContext): Observable<StrictHttpResponse<BackfillPlan>> {
+    const obs = backfill(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Backfill the slots of a time range.
+   *
+   * The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most 1000, and not in the future). With dry_run: 200 {slots, count}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `backfill$Response()` instead.
+   *
+   * This method sends `application/json` and handles request body of type `application/json`.
+   */
+  backfill(params: Backfill$Params, context?: HttpContext): Observable<BackfillPlan> {
+    const resp = this.backfill$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<BackfillPlan>): BackfillPlan => r.body)
     );
   }
 

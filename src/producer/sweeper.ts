@@ -86,8 +86,8 @@ async function skipStale(
         SELECT id FROM scheduler_execution
          WHERE status = 'claimed' AND published_at IS NULL AND slot < $1
            AND executed_at < now() - make_interval(secs => $2::float8 / 1000)
-           -- Operators' runs (re-drives, run now, queued reports) are never stale.
-           AND execution_key LIKE 'cron-%'
+           -- Operators' runs (re-drives, run now, queued reports, backfills) are never stale.
+           AND execution_key LIKE 'cron-%' AND trigger = 'schedule'
          LIMIT ${batchSize}
            FOR UPDATE SKIP LOCKED)`,
     [options.staleBefore, options.olderThanMs],

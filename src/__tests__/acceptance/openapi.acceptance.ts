@@ -46,8 +46,9 @@ describe('OpenAPI document and explorer', () => {
       ['POST', '/schedulers/preview', 'preview', ['Scheduler']],
       ['POST', '/schedulers/{id}/run', 'run', ['Scheduler']],
       ['POST', '/schedulers/bulk', 'bulk', ['Scheduler']],
+      ['POST', '/schedulers/{id}/backfill', 'backfill', ['Scheduler']],
     ]);
-    expect(operations).to.have.length(10);
+    expect(operations).to.have.length(11);
   });
 
   it('keeps operationIds unique across the document', () => {

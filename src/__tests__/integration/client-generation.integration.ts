@@ -34,7 +34,14 @@ describe('client generation', () => {
 
   /** Custom operations that live beside a resource's CRUD methods. */
   const CUSTOM: Record<string, string[]> = {
-    Scheduler: ['findExecutions', 'nextRuns', 'preview', 'run', 'bulk'],
+    Scheduler: [
+      'findExecutions',
+      'nextRuns',
+      'preview',
+      'run',
+      'bulk',
+      'backfill',
+    ],
     FailedTask: ['redrive'],
     // One variant per response content type of POST /reports/generate.
     Report: [

@@ -1,0 +1,172 @@
+import {expect} from '@loopback/testlab';
+import {ProducerBindings} from '../../keys';
+import {TASK_QUEUE} from '../../queue/topology';
+import {
+  givenRunningApp,
+  givenSchedulerBody,
+  TestApp,
+} from '../fixtures/test-app';
+import {asUser, AuthedClient, givenTeam, Team} from '../fixtures/security';
+import {drainQueue, resetBroker} from '../fixtures/test-broker';
+import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+
+describe('backfill (issue 15, item 5)', () => {
+  const NOW = new Date('2026-11-23T12:00:00Z');
+  let given: TestApp;
+  let team: Team;
+  let operator: AuthedClient;
+
+  before(async () => {
+    given = await givenRunningApp({}, app =>
+      app.bind(ProducerBindings.CLOCK).to(() => NOW),
+    );
+  });
+  after(() => given.app.stop());
+  beforeEach(async () => {
+    await truncateAll();
+    await givenCatalog();
+    await resetBroker();
+    team = await givenTeam(given.app);
+    operator = asUser(given.client, team.operator);
+  });
+
+  const hourly = async () =>
+    (
+      await operator
+        .post('/api/schedulers')
+        .send(givenSchedulerBody({schedule: '0 * * * *'}))
+        .expect(201)
+    ).body.id as number;
+
+  it('claims what the dry run listed, with the scheduled keys, never a slot that already ran', async () => {
+    const id = await hourly();
+    const range = {from: '2026-11-23T06:00:00Z', to: '2026-11-23T09:30:00Z'};
+    const {body: plan} = await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .send({...range, dry_run: true})
+      .expect(200);
+    expect(plan).to.deepEqual({
+      slots: [
+        '2026-11-23T06:00:00.000Z',
+        '2026-11-23T07:00:00.000Z',
+        '2026-11-23T08:00:00.000Z',
+        '2026-11-23T09:00:00.000Z',
+      ],
+      count: 4,
+    });
+    expect(await sql(`SELECT * FROM scheduler_execution`)).to.deepEqual([]);
+    // 07:00 ran on schedule: the backfill must not run it again.
+    await sql(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, slot, container_id, status)
+       VALUES ($1, 'cron-2026-11-23-07-00', '2026-11-23T07:00:00Z', 'p1', 'succeeded')`,
+      [id],
+    );
+    const {body} = await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .set('X-Change-Reason', 'the broker was down')
+      .send(range)
+      .expect(202);
+    expect(body).to.deepEqual({claimed: 3, already_claimed: 1, published: 3});
+    const rows = await sql<{
+      execution_key: string;
+      trigger: string;
+      status: string;
+    }>(
+      `SELECT execution_key, trigger, status FROM scheduler_execution ORDER BY slot`,
+    );
+    expect(rows).to.deepEqual([
+      {
+        execution_key: 'cron-2026-11-23-06-00',
+        trigger: 'backfill',
+        status: 'published',
+      },
+      {
+        execution_key: 'cron-2026-11-23-07-00',
+        trigger: 'schedule',
+        status: 'succeeded',
+      },
+      {
+        execution_key: 'cron-2026-11-23-08-00',
+        trigger: 'backfill',
+        status: 'published',
+      },
+      {
+        execution_key: 'cron-2026-11-23-09-00',
+        trigger: 'backfill',
+        status: 'published',
+      },
+    ]);
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(3);
+    const [event] = await sql<{action: string; reason: string}>(
+      `SELECT action, reason FROM audit_event WHERE action = 'backfill'`,
+    );
+    expect(event).to.deepEqual({
+      action: 'backfill',
+      reason: 'the broker was down',
+    });
+    // Again: everything is already claimed.
+    const {body: again} = await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .send(range)
+      .expect(202);
+    expect(again).to.deepEqual({claimed: 0, already_claimed: 4, published: 0});
+  });
+
+  it('refuses one-time schedulers, reversed or future ranges, too many slots, viewers and unknown ids', async () => {
+    const id = await hourly();
+    const once = (
+      await operator
+        .post('/api/schedulers')
+        .send(
+          givenSchedulerBody({
+            schedule: undefined,
+            date_time: '2026-12-01T00:00:00Z',
+          }),
+        )
+        .expect(201)
+    ).body.id;
+    const refused = async (target: number, body: object, code: string) => {
+      const res = await operator
+        .post(`/api/schedulers/${target}/backfill`)
+        .send(body)
+        .expect(422);
+      expect(
+        res.body.error.details.map((d: {code: string}) => d.code),
+      ).to.containEql(code);
+    };
+    await refused(
+      once,
+      {from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z'},
+      'recurringOnly',
+    );
+    await refused(
+      id,
+      {from: '2026-11-22T00:00:00Z', to: '2026-11-21T00:00:00Z'},
+      'range',
+    );
+    await refused(
+      id,
+      {from: '2026-11-22T00:00:00Z', to: '2026-11-24T00:00:00Z'},
+      'future',
+    );
+    // Hourly for 60 days: 1,440 slots.
+    await refused(
+      id,
+      {from: '2026-09-01T00:00:00Z', to: '2026-10-31T00:00:00Z'},
+      'tooManySlots',
+    );
+    await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .send({from: 'yesterday', to: '2026-11-21T00:00:00Z'})
+      .expect(422);
+    await asUser(given.client, team.viewer)
+      .post(`/api/schedulers/${id}/backfill`)
+      .send({from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z'})
+      .expect(403);
+    await operator
+      .post('/api/schedulers/999999/backfill')
+      .send({from: '2026-11-20T00:00:00Z', to: '2026-11-21T00:00:00Z'})
+      .expect(404);
+    expect(await sql(`SELECT * FROM scheduler_execution`)).to.deepEqual([]);
+  });
+});

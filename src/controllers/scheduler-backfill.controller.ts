@@ -1,0 +1,244 @@
+import {authenticate} from '@loopback/authentication';
+import {authorize} from '@loopback/authorization';
+import {inject} from '@loopback/core';
+import {
+  HttpErrors,
+  oas,
+  post,
+  Request,
+  requestBody,
+  Response,
+  RestBindings,
+} from '@loopback/rest';
+import {SecurityBindings} from '@loopback/security';
+import {MAX_REASON_LENGTH} from '../audit/audit-event';
+import type {CurrentUser} from '../auth/current-user';
+import {OPERATORS} from '../auth/roles';
+import type {AppConfig} from '../config';
+import {idParam} from '../crud/crud-controller.factory';
+import type {EntityRepository} from '../crud/repositories';
+import {markPublished} from '../database/mark-published';
+import {repositorySql} from '../database/repository-sql';
+import {AppBindings, ProducerBindings} from '../keys';
+import {Scheduler} from '../models';
+import {BrokerService} from '../queue/broker.service';
+import {taskMessageFor} from '../queue/task-message';
+import {compileCron} from '../scheduling/compiled-cron';
+import {executionKey} from '../scheduling/execution-key';
+import {MINUTE_MS} from '../scheduling/slots';
+import {upcomingRuns} from '../scheduling/upcoming-runs';
+import {fieldError, validationError} from '../validation/validation-error';
+import {changeReason} from './scheduler-run.controller';
+
+export const MAX_BACKFILL_SLOTS = 1000;
+
+interface BackfillBody {
+  from: string;
+  to: string;
+  dry_run?: boolean;
+  reason?: string;
+}
+
+/** POST /schedulers/{id}/backfill: run the slots a recurring scheduler missed. */
+@oas.tags('Scheduler')
+@authenticate('jwt')
+export class SchedulerBackfillController {
+  constructor(
+    @inject('repositories.SchedulerRepository')
+    private readonly schedulers: EntityRepository<Scheduler>,
+    @inject('services.BrokerService') private readonly broker: BrokerService,
+    @inject(SecurityBindings.USER) private readonly user: CurrentUser,
+    @inject(AppBindings.CONFIG) private readonly config: AppConfig,
+    @inject(RestBindings.Http.REQUEST) private readonly request: Request,
+    @inject(RestBindings.Http.RESPONSE) private readonly response: Response,
+    @inject(ProducerBindings.CLOCK, {optional: true})
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  @post('/schedulers/{id}/backfill', {
+    summary: 'Backfill the slots of a time range',
+    description: `The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most ${MAX_BACKFILL_SLOTS}, and not in the future). With dry_run: 200 {slots, count}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.`,
+    responses: {
+      '200': {
+        description: 'Dry run: the slots that would be claimed',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              title: 'BackfillPlan',
+              properties: {
+                slots: {
+                  type: 'array',
+                  items: {type: 'string', format: 'date-time'},
+                },
+                count: {type: 'integer'},
+              },
+            },
+          },
+        },
+      },
+      '202': {
+        description: 'Claimed and published',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              title: 'BackfillResult',
+              properties: {
+                claimed: {type: 'integer'},
+                already_claimed: {type: 'integer'},
+                published: {type: 'integer'},
+              },
+            },
+          },
+        },
+      },
+    },
+  })
+  @oas.response(404, {description: 'No scheduler has this id'})
+  @authorize({allowedRoles: OPERATORS})
+  async backfill(
+    @idParam(Scheduler) id: number,
+    @requestBody({
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            title: 'BackfillRequest',
+            additionalProperties: false,
+            required: ['from', 'to'],
+            properties: {
+              from: {type: 'string', format: 'date-time'},
+              to: {type: 'string', format: 'date-time'},
+              dry_run: {type: 'boolean'},
+              reason: {type: 'string', maxLength: MAX_REASON_LENGTH},
+            },
+          },
+        },
+      },
+    })
+    body: BackfillBody,
+  ): Promise<
+    | {slots: string[]; count: number}
+    | {claimed: number; already_claimed: number; published: number}
+  > {
+    const reason = changeReason(this.request, body.reason);
+    const scheduler = await this.schedulers.findById(id).catch(() => {
+      throw new HttpErrors.NotFound(
+        `Entity not found: Scheduler with id ${id}`,
+      );
+    });
+    const slots = this.slotsOf(scheduler, body);
+    if (body.dry_run) {
+      return {
+        slots: slots.map(slot => slot.toISOString()),
+        count: slots.length,
+      };
+    }
+    const publisher = await this.broker.taskPublisher();
+    const message = taskMessageFor({
+      scheduler_id: id,
+      report_id: scheduler.report_id ?? null,
+      worker_id: scheduler.worker_id ?? null,
+      reminder_id: scheduler.reminder_id ?? null,
+      params: scheduler.params ?? {},
+    });
+    const sql = repositorySql(this.schedulers);
+    // One statement: the claims (with their message: the outbox) and the audit event.
+    const claimed = (await sql(
+      `WITH claimed AS (
+         INSERT INTO scheduler_execution
+           (scheduler_id, execution_key, slot, executed_at, container_id, payload, trigger)
+         SELECT $1, w.key, w.slot, clock_timestamp(), $4, $5::jsonb, 'backfill'
+           FROM unnest($2::text[], $3::timestamptz[]) AS w(key, slot)
+         ON CONFLICT (scheduler_id, execution_key) DO NOTHING
+         RETURNING id, execution_key
+       ), audited AS (
+         INSERT INTO audit_event (actor_user_id, action, entity, entity_id, reason, changes)
+         SELECT $6, 'backfill', 'scheduler', $1::text, $7,
+                jsonb_build_object('range', jsonb_build_array(NULL, jsonb_build_array($8::text, $9::text)),
+                                   'claimed', jsonb_build_array(NULL, (SELECT count(*) FROM claimed)))
+       )
+       SELECT id, execution_key FROM claimed`,
+      [
+        id,
+        slots.map(executionKey),
+        slots,
+        this.config.containerId,
+        JSON.stringify(message),
+        this.user.id,
+        reason ?? null,
+        body.from,
+        body.to,
+      ],
+    )) as Array<{id: string | number; execution_key: string}>;
+    const confirmed = await publisher.publish(
+      claimed.map(row => ({
+        executionId: Number(row.id),
+        executionKey: row.execution_key,
+        message,
+      })),
+    );
+    if (confirmed.size > 0) {
+      await markPublished(
+        {query: (text, values) => sql(text, values ?? [])},
+        confirmed,
+      );
+    }
+    this.response.status(202);
+    return {
+      claimed: claimed.length,
+      already_claimed: slots.length - claimed.length,
+      published: confirmed.size,
+    };
+  }
+
+  /** The scheduler's slots in [from, to], checked against the rules. */
+  private slotsOf(scheduler: Scheduler, body: BackfillBody): Date[] {
+    const from = new Date(body.from);
+    const to = new Date(body.to);
+    const errors: ReturnType<typeof fieldError>[] = [];
+    if (!scheduler.schedule || scheduler.stay_alive) {
+      errors.push(
+        fieldError(
+          'schedule',
+          'recurringOnly',
+          'only a recurring (cron) scheduler can be backfilled',
+        ),
+      );
+    }
+    if (!(from.getTime() <= to.getTime())) {
+      errors.push(fieldError('from', 'range', 'from must not be after to'));
+    }
+    if (to.getTime() > this.clock().getTime()) {
+      errors.push(
+        fieldError(
+          'to',
+          'future',
+          'to must not be in the future: backfill runs past slots',
+        ),
+      );
+    }
+    if (errors.length > 0) throw validationError(errors);
+    const days =
+      Math.ceil((to.getTime() - from.getTime()) / (1440 * MINUTE_MS)) + 1;
+    const slots = upcomingRuns(
+      compileCron(scheduler.schedule!),
+      scheduler.timezone ?? this.config.cronTimeZone,
+      new Date(from.getTime() - MINUTE_MS),
+      MAX_BACKFILL_SLOTS + 1,
+      days,
+    ).filter(slot => slot.getTime() <= to.getTime());
+    if (slots.length > MAX_BACKFILL_SLOTS) {
+      throw validationError([
+        fieldError(
+          'to',
+          'tooManySlots',
+          `the range holds more than ${MAX_BACKFILL_SLOTS} slots; backfill it in parts`,
+        ),
+      ]);
+    }
+    return slots;
+  }
+}
