@@ -1,3 +1,4 @@
+import {RESOURCES} from '../../resources';
 import {expect} from '@loopback/testlab';
 import {asUser, AuthedClient, givenTeam} from '../fixtures/security';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
@@ -68,10 +69,19 @@ describe('array columns take the lists people write', () => {
       string,
       {properties?: Record<string, {type?: string; items?: {type?: string}}>}
     >;
-    // Answers that list times, not model columns.
-    const notColumns = new Set(['NextRuns', 'SchedulePreview']);
+    // The models' own schemas (Scheduler, NewScheduler, SchedulerPartial…),
+    // not the answers of actions, which list times or results.
+    const models = RESOURCES.map(resource => resource.model.modelName);
+    const ofModel = (name: string) =>
+      models.some(
+        model =>
+          name === model ||
+          name === `New${model}` ||
+          name === `${model}Partial` ||
+          name === `${model}WithRelations`,
+      );
     const arrays = Object.entries(schemas)
-      .filter(([name]) => !notColumns.has(name))
+      .filter(([name]) => ofModel(name))
       .flatMap(([name, schema]) =>
         Object.entries(schema.properties ?? {})
           .filter(([, property]) => property.type === 'array')
