@@ -3,7 +3,7 @@
 
 
 /**
- * (tsType: Omit<FailedTask, >, schemaOptions: { title: 'FailedTask', exclude: [] })
+ * (tsType: Omit<FailedTask, 'search_text'>, schemaOptions: { title: 'FailedTask', exclude: [ 'search_text' ] })
  */
 export interface FailedTask {
   created_at?: string;

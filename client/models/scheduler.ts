@@ -3,7 +3,7 @@
 
 
 /**
- * (tsType: Omit<Scheduler, >, schemaOptions: { title: 'Scheduler', exclude: [] })
+ * (tsType: Omit<Scheduler, 'search_text'>, schemaOptions: { title: 'Scheduler', exclude: [ 'search_text' ] })
  */
 export interface Scheduler {
 

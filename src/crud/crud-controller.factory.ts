@@ -53,6 +53,15 @@ export function idParam(model: CrudResource['model']) {
 const json = (schema: object) => ({content: {'application/json': {schema}}});
 
 /**
+ * A LIKE pattern for text anywhere in a lower-cased column: the term is
+ * lower-cased and its wildcards (% _) and escape character are escaped, so
+ * it matches only itself.
+ */
+export function containing(term: string): string {
+  return `%${term.toLowerCase().replace(/[\\%_]/g, c => `\\${c}`)}%`;
+}
+
+/**
  * Builds the REST controller of one resource: find, findById, create,
  * updateById and deleteById under `resource.path`, each behind a bearer token
  * and the roles `resource.access` names; operations it does not name are not
@@ -113,12 +122,24 @@ export function defineCrudController<E extends Entity>(
     @authorize({allowedRoles: access.read})
     async find(
       @param.query.object('filter', filterSchema) filter?: Filter<E>,
+      @param.query.string('q', {
+        schema: {type: 'string', minLength: 1, maxLength: 200},
+        description: resource.searchColumn
+          ? 'Text to find, case-insensitively, anywhere in the searchable fields (combined with filter)'
+          : 'Not supported by this resource (ignored)',
+      })
+      q?: string,
     ): Promise<E[]> {
       const bounded = boundedFilter(filter, filterable);
+      const search =
+        resource.searchColumn && q
+          ? ({[resource.searchColumn]: {like: containing(q)}} as Where<E>)
+          : undefined;
+      const where = this.scoped(bounded.where);
       return this.repository.find({
         ...(resource.defaultOrder ? {order: resource.defaultOrder} : {}),
         ...bounded,
-        where: this.scoped(bounded.where),
+        where: search ? ({and: [where ?? {}, search]} as Where<E>) : where,
       });
     }
 

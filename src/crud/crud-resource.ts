@@ -53,6 +53,8 @@ export interface CrudResource<E extends Entity = Entity> {
   createExtras?: Record<string, BodyExtra>;
   updateExtras?: Record<string, BodyExtra>;
   hooks?: CrudHooks<E>;
+  /** A lower-cased text column `?q=` matches by substring (trigram-indexed). */
+  searchColumn?: string;
   /** The order of a list whose filter names none (e.g. newest first). */
   defaultOrder?: string[];
   /** Resource-specific rules, added to each operation's OpenAPI description. */

@@ -43,7 +43,8 @@ export const RESOURCES: CrudResource[] = [
     model: Scheduler,
     path: '/schedulers',
     access: OPERATED,
-    serverOwned: ['user_id', 'activated_at', 'status_reason'],
+    serverOwned: ['user_id', 'activated_at', 'status_reason', 'search_text'],
+    searchColumn: 'search_text',
     createExtras: {
       user_id_created: {
         schema: {
@@ -62,6 +63,7 @@ export const RESOURCES: CrudResource[] = [
     model: FailedTask,
     path: '/failed-tasks',
     access: {read: EVERYONE},
+    searchColumn: 'search_text',
   }),
   defineResource({
     model: SchedulerExecution,

@@ -12,12 +12,18 @@ import { Filter as ConfigFilter } from '../../models/Config/filter';
 
 export interface Find$Params {
   filter?: ConfigFilter;
+
+/**
+ * Not supported by this resource (ignored)
+ */
+  q?: string;
 }
 
 export function find(http: HttpClient, rootUrl: string, params?: Find$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<Config>>> {
   const rb = new RequestBuilder(rootUrl, find.PATH, 'get');
   if (params) {
     rb.query('filter', params.filter == null ? params.filter : JSON.stringify(params.filter), {});
+    rb.query('q', params.q, {});
   }
 
   return http.request(

@@ -12,12 +12,18 @@ import { Filter as FailedTaskFilter } from '../../models/FailedTask/filter';
 
 export interface Find$Params {
   filter?: FailedTaskFilter;
+
+/**
+ * Text to find, case-insensitively, anywhere in the searchable fields (combined with filter)
+ */
+  q?: string;
 }
 
 export function find(http: HttpClient, rootUrl: string, params?: Find$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<FailedTask>>> {
   const rb = new RequestBuilder(rootUrl, find.PATH, 'get');
   if (params) {
     rb.query('filter', params.filter == null ? params.filter : JSON.stringify(params.filter), {});
+    rb.query('q', params.q, {});
   }
 
   return http.request(

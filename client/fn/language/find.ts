@@ -12,12 +12,18 @@ import { Filter as LanguageFilter } from '../../models/Language/filter';
 
 export interface Find$Params {
   filter?: LanguageFilter;
+
+/**
+ * Not supported by this resource (ignored)
+ */
+  q?: string;
 }
 
 export function find(http: HttpClient, rootUrl: string, params?: Find$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<Language>>> {
   const rb = new RequestBuilder(rootUrl, find.PATH, 'get');
   if (params) {
     rb.query('filter', params.filter == null ? params.filter : JSON.stringify(params.filter), {});
+    rb.query('q', params.q, {});
   }
 
   return http.request(

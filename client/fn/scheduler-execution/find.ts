@@ -12,12 +12,18 @@ import { Filter as SchedulerExecutionFilter } from '../../models/SchedulerExecut
 
 export interface Find$Params {
   filter?: SchedulerExecutionFilter;
+
+/**
+ * Not supported by this resource (ignored)
+ */
+  q?: string;
 }
 
 export function find(http: HttpClient, rootUrl: string, params?: Find$Params, context?: HttpContext): Observable<StrictHttpResponse<Array<SchedulerExecution>>> {
   const rb = new RequestBuilder(rootUrl, find.PATH, 'get');
   if (params) {
     rb.query('filter', params.filter == null ? params.filter : JSON.stringify(params.filter), {});
+    rb.query('q', params.q, {});
   }
 
   return http.request(

@@ -1,0 +1,165 @@
+#!/usr/bin/env node
+// API benchmark: npm run bench:api [-- --schedulers 100000 --seconds 10 --connections 32]
+// A real API process (APP_MODE=api, production settings) on a database of its
+// own with --schedulers schedulers. For each request kind, --connections
+// clients send requests back to back for --seconds: /api/ping, an
+// authenticated GET /api/schedulers/{id}, and searches (?q=) for a rare and a
+// common term. Prints requests/s and latency percentiles per kind, and the
+// plan PostgreSQL picks for the search.
+'use strict';
+const os = require('node:os');
+const path = require('node:path');
+const {spawn} = require('node:child_process');
+const {randomBytes} = require('node:crypto');
+const {parseArgs} = require('node:util');
+const {createBenchEnvironment} = require('./bench-environment');
+const {createPool} = require('../../dist/database/pg-pool');
+const {hashPassword} = require('../../dist/auth/password-hasher');
+
+const {values} = parseArgs({
+  options: {
+    schedulers: {type: 'string', default: '100000'},
+    seconds: {type: 'string', default: '10'},
+    connections: {type: 'string', default: '32'},
+  },
+});
+const schedulers = Number(values.schedulers);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const PASSWORD = 'bench-password-long-enough';
+
+function startApi(env) {
+  const child = spawn(
+    process.execPath,
+    [path.resolve(__dirname, '../../dist/index.js')],
+    {env, stdio: ['ignore', 'pipe', 'inherit']},
+  );
+  const url = new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout.on('data', chunk => {
+      if (seen === null) return;
+      seen += chunk.toString();
+      const line = seen.split('\n').find(l => l.includes('Service started'));
+      if (line) {
+        seen = null;
+        resolve(String(JSON.parse(line).url).replace(/\/$/, ''));
+      } else if (seen.length > 1e6) seen = seen.slice(-1e4);
+    });
+    child.once('exit', code => reject(new Error(`API exited (${code})`)));
+  });
+  return {child, url};
+}
+
+async function measure(url, headers) {
+  const until = Date.now() + seconds * 1000;
+  const latencies = [];
+  const statuses = {};
+  await Promise.all(
+    Array.from({length: connections}, async () => {
+      while (Date.now() < until) {
+        const started = performance.now();
+        const res = await fetch(url, {headers});
+        await res.arrayBuffer();
+        latencies.push(performance.now() - started);
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = p =>
+    latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
+  const round = ms => Math.round(ms * 10) / 10;
+  return {
+    requests_per_s: Math.round(latencies.length / seconds),
+    p50_ms: round(at(0.5)),
+    p99_ms: round(at(0.99)),
+    statuses,
+  };
+}
+
+async function main() {
+  const env = await createBenchEnvironment();
+  const pool = createPool(env.databaseUrl, env.logger, 2);
+  const api = startApi({
+    PATH: process.env.PATH,
+    APP_MODE: 'api',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    PORT: '0',
+    DATABASE_URL: env.databaseUrl,
+    AMQP_URL: env.amqpUrl,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+  });
+  try {
+    await pool.query(
+      `INSERT INTO app_user (email, name, password_hash, role)
+       VALUES ('reader@example.com', 'Reader', $1, 'viewer')`,
+      [await hashPassword(PASSWORD)],
+    );
+    await pool.query(
+      `INSERT INTO worker (name, command) VALUES ('w', 'sample-worker')`,
+    );
+    const seeded = Date.now();
+    // Descriptions from a small vocabulary; one in 1,000 says "payroll".
+    await pool.query(
+      `INSERT INTO scheduler (description, schedule, worker_id, params, status)
+       SELECT (ARRAY['Nightly export','Weekly digest','Hourly sync','Daily cleanup'])[1 + n % 4]
+              || ' ' || n || CASE WHEN n % 1000 = 0 THEN ' payroll' ELSE '' END,
+              '0 ' || (n % 24) || ' * * *', 1,
+              jsonb_build_object('region', (ARRAY['north','south','east','west'])[1 + n % 4], 'batch', n),
+              n % 10 <> 0
+         FROM generate_series(1, $1::int) n`,
+      [schedulers],
+    );
+    await pool.query('ANALYZE scheduler');
+    const seedMs = Date.now() - seeded;
+    const base = await api.url;
+    const login = await fetch(`${base}/auth/login`, {
+      method: 'POST',
+      headers: {'content-type': 'application/json'},
+      body: JSON.stringify({email: 'reader@example.com', password: PASSWORD}),
+    });
+    const {token} = await login.json();
+    const auth = {authorization: `Bearer ${token}`};
+    const page = encodeURIComponent('{"limit":20}');
+    const results = {
+      ping: await measure(`${base}/ping`, {}),
+      scheduler_by_id: await measure(`${base}/schedulers/4242`, auth),
+      search_rare_term: await measure(
+        `${base}/schedulers?q=payroll&filter=${page}`,
+        auth,
+      ),
+      search_common_term: await measure(
+        `${base}/schedulers?q=north&filter=${page}`,
+        auth,
+      ),
+    };
+    const {rows: plan} = await pool.query(
+      `EXPLAIN SELECT * FROM scheduler WHERE search_text LIKE '%payroll%' ORDER BY id LIMIT 20`,
+    );
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), node ${process.version}, load ${os.loadavg()[0].toFixed(1)}`,
+          schedulers,
+          seed_ms: seedMs,
+          seconds,
+          connections,
+          results,
+          search_plan: plan.map(r => r['QUERY PLAN']),
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    api.child.kill('SIGTERM');
+    await pool.end();
+    await env.remove();
+  }
+}
+
+main().catch(error => {
+  process.stderr.write(`${error.stack}\n`);
+  process.exit(1);
+});
