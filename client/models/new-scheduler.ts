@@ -3,7 +3,7 @@
 
 
 /**
- * (tsType: Omit<Scheduler, 'search_text' | 'id' | 'activated_at' | 'status_reason' | 'user_id' | 'created_at' | 'updated_at'>, schemaOptions: { title: 'NewScheduler', exclude: [ 'search_text', 'id', 'activated_at', 'status_reason', 'user_id', 'created_at', 'updated_at' ] })
+ * (tsType: Omit<Scheduler, 'id' | 'activated_at' | 'status_reason' | 'user_id' | 'created_at' | 'updated_at' | 'search_text'>, schemaOptions: { title: 'NewScheduler', exclude: [ 'id', 'activated_at', 'status_reason', 'user_id', 'created_at', 'updated_at', 'search_text' ] })
  */
 export interface NewScheduler {
 

@@ -3,7 +3,7 @@
 
 
 /**
- * (tsType: Omit<Partial<Scheduler>, 'search_text' | 'id' | 'activated_at' | 'status_reason' | 'user_id' | 'created_at' | 'updated_at'>, schemaOptions: { title: 'SchedulerPatch', partial: true, exclude: [ 'search_text', 'id', 'activated_at', 'status_reason', 'user_id', 'created_at', 'updated_at' ] })
+ * (tsType: Omit<Partial<Scheduler>, 'id' | 'activated_at' | 'status_reason' | 'user_id' | 'created_at' | 'updated_at' | 'search_text'>, schemaOptions: { title: 'SchedulerPatch', partial: true, exclude: [ 'id', 'activated_at', 'status_reason', 'user_id', 'created_at', 'updated_at', 'search_text' ] })
  */
 export interface SchedulerPatch {
 
