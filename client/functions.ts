@@ -119,6 +119,8 @@ export type { Find$Params as FindScheduler$Params } from './fn/scheduler/find';
 export { find as findScheduler } from './fn/scheduler/find';
 export type { Create$Params as CreateScheduler$Params } from './fn/scheduler/create';
 export { create as createScheduler } from './fn/scheduler/create';
+export type { Status$Params as Status$Params } from './fn/system/status';
+export { status as status } from './fn/system/status';
 export type { FindById$Params as FindByIdTicket$Params } from './fn/ticket/find-by-id';
 export { findById as findByIdTicket } from './fn/ticket/find-by-id';
 export type { DeleteById$Params as DeleteByIdTicket$Params } from './fn/ticket/delete-by-id';

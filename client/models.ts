@@ -71,6 +71,7 @@ export type { Filter as SchedulerFilter } from './models/Scheduler/filter';
 export type { SchedulerExecution } from './models/scheduler-execution';
 export type { Filter as SchedulerExecutionFilter } from './models/SchedulerExecution/filter';
 export type { SchedulerPatch } from './models/scheduler-patch';
+export type { SystemStatus } from './models/system-status';
 export type { Ticket } from './models/ticket';
 export type { Filter as TicketFilter } from './models/Ticket/filter';
 export type { TicketPatch } from './models/ticket-patch';

@@ -14,6 +14,7 @@ export { ReminderService } from './services/reminder.service';
 export { ReportService } from './services/report.service';
 export { SchedulerExecutionService } from './services/scheduler-execution.service';
 export { SchedulerService } from './services/scheduler.service';
+export { SystemService } from './services/system.service';
 export { TicketService } from './services/ticket.service';
 export { UserService } from './services/user.service';
 export { WorkerService } from './services/worker.service';

@@ -25,6 +25,7 @@ import {SchedulerTimingController} from './controllers/scheduler-timing.controll
 import {SchedulerRunController} from './controllers/scheduler-run.controller';
 import {SchedulerBulkController} from './controllers/scheduler-bulk.controller';
 import {SchedulerBackfillController} from './controllers/scheduler-backfill.controller';
+import {SystemStatusController} from './controllers/system-status.controller';
 import {securityHeaders} from './middleware/security-headers';
 import {loginFastRefusal} from './middleware/login-fast-refusal';
 import {KnownLocks} from './auth/login-throttle';
@@ -245,6 +246,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(SchedulerRunController);
     this.controller(SchedulerBulkController);
     this.controller(SchedulerBackfillController);
+    this.controller(SystemStatusController);
     this.controller(FailedTaskRedriveController);
     this.service(BrokerService);
     this.controller(ReportGenerationController);

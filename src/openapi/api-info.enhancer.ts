@@ -18,6 +18,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Report: 'The report catalog, and running a report on demand',
   Scheduler: 'Cron and one-time schedulers, and their run history',
   SchedulerExecution: 'The run ledger: one row per claimed execution',
+  System:
+    'The system at a glance: producer, queues, stay-alive workers, failures',
   Ticket: 'Tickets; the owner or an admin may change one',
   User: 'User accounts (admins only)',
   Worker: 'Worker executables the consumer may start',

@@ -50,6 +50,31 @@ export class BrokerService implements LifeCycleObserver {
     return this.publisher!;
   }
 
+  /**
+   * Ready messages and consumers of each queue, read with passive declares
+   * (a missing queue closes only its own channel and is reported absent).
+   */
+  async queueStats(
+    names: string[],
+  ): Promise<
+    Array<{name: string; messages: number | null; consumers: number | null}>
+  > {
+    await this.taskPublisher();
+    const stats = [];
+    for (const name of names) {
+      const channel = await this.connection!.createChannel();
+      channel.on('error', () => undefined);
+      try {
+        const {messageCount, consumerCount} = await channel.checkQueue(name);
+        stats.push({name, messages: messageCount, consumers: consumerCount});
+        await channel.close().catch(() => undefined);
+      } catch {
+        stats.push({name, messages: null, consumers: null});
+      }
+    }
+    return stats;
+  }
+
   async stop(): Promise<void> {
     await this.publisher?.close();
     await this.connection?.stop();
