@@ -18,7 +18,7 @@ export interface NewScheduler {
   /**
    * allow (default): every due run is published; skip: a due run is not published while an earlier run of this scheduler is claimed, published, running or retrying (its ledger row says skipped, and why)
    */
-  overlap_policy?: ('allow' | 'skip') | null;
+  overlap_policy?: 'allow' | 'skip';
 
   /**
    * Task-specific parameters

@@ -86,7 +86,7 @@ export class Scheduler extends Entity {
     textColumn('overlap_policy', {
       description:
         'allow (default): every due run is published; skip: a due run is not published while an earlier run of this scheduler is claimed, published, running or retrying (its ledger row says skipped, and why)',
-      jsonSchema: {enum: ['allow', 'skip']},
+      jsonSchema: {enum: ['allow', 'skip'], nullable: false},
     }),
   )
   overlap_policy?: string;
