@@ -8,11 +8,9 @@
 // plan PostgreSQL picks for the search.
 'use strict';
 const os = require('node:os');
-const path = require('node:path');
-const {spawn} = require('node:child_process');
-const {randomBytes} = require('node:crypto');
 const {parseArgs} = require('node:util');
 const {createBenchEnvironment} = require('./bench-environment');
+const {percentile, startApiProcess} = require('./api-process');
 const {createPool} = require('../../dist/database/pg-pool');
 const {hashPassword} = require('../../dist/auth/password-hasher');
 
@@ -27,28 +25,6 @@ const schedulers = Number(values.schedulers);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const PASSWORD = 'bench-password-long-enough';
-
-function startApi(env) {
-  const child = spawn(
-    process.execPath,
-    [path.resolve(__dirname, '../../dist/index.js')],
-    {env, stdio: ['ignore', 'pipe', 'inherit']},
-  );
-  const url = new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout.on('data', chunk => {
-      if (seen === null) return;
-      seen += chunk.toString();
-      const line = seen.split('\n').find(l => l.includes('Service started'));
-      if (line) {
-        seen = null;
-        resolve(String(JSON.parse(line).url).replace(/\/$/, ''));
-      } else if (seen.length > 1e6) seen = seen.slice(-1e4);
-    });
-    child.once('exit', code => reject(new Error(`API exited (${code})`)));
-  });
-  return {child, url};
-}
 
 async function measure(url, headers) {
   const until = Date.now() + seconds * 1000;
@@ -66,13 +42,10 @@ async function measure(url, headers) {
     }),
   );
   latencies.sort((a, b) => a - b);
-  const at = p =>
-    latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
-  const round = ms => Math.round(ms * 10) / 10;
   return {
     requests_per_s: Math.round(latencies.length / seconds),
-    p50_ms: round(at(0.5)),
-    p99_ms: round(at(0.99)),
+    p50_ms: percentile(latencies, 0.5),
+    p99_ms: percentile(latencies, 0.99),
     statuses,
   };
 }
@@ -80,16 +53,7 @@ async function measure(url, headers) {
 async function main() {
   const env = await createBenchEnvironment();
   const pool = createPool(env.databaseUrl, env.logger, 2);
-  const api = startApi({
-    PATH: process.env.PATH,
-    APP_MODE: 'api',
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
-    PORT: '0',
-    DATABASE_URL: env.databaseUrl,
-    AMQP_URL: env.amqpUrl,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-  });
+  const api = startApiProcess(env);
   try {
     await pool.query(
       `INSERT INTO app_user (email, name, password_hash, role)

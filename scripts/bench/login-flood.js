@@ -11,10 +11,9 @@
 'use strict';
 const os = require('node:os');
 const path = require('node:path');
-const {spawn} = require('node:child_process');
-const {randomBytes} = require('node:crypto');
 const {parseArgs} = require('node:util');
 const {createBenchEnvironment} = require('./bench-environment');
+const {percentile, startApiProcess} = require('./api-process');
 const {createPool} = require('../../dist/database/pg-pool');
 const {hashPassword} = require('../../dist/auth/password-hasher');
 
@@ -32,45 +31,10 @@ if (!(seconds > 0) || !Number.isInteger(connections) || connections < 1) {
 }
 const PASSWORD = 'bench-password-long-enough';
 
-function startApi(env) {
-  const child = spawn(
-    process.execPath,
-    [path.join(values.root, 'dist/index.js')],
-    {env, stdio: ['ignore', 'pipe', 'inherit']},
-  );
-  const url = new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout.on('data', chunk => {
-      if (seen === null) return;
-      seen += chunk.toString();
-      const line = seen.split('\n').find(l => l.includes('Service started'));
-      if (line) {
-        seen = null;
-        resolve(String(JSON.parse(line).url).replace(/\/$/, ''));
-      } else if (seen.length > 1e6) seen = seen.slice(-1e4);
-    });
-    child.once('exit', code => reject(new Error(`API exited (${code})`)));
-  });
-  return {child, url};
-}
-
-const percentile = (sorted, p) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
 async function main() {
   const env = await createBenchEnvironment();
   const pool = createPool(env.databaseUrl, env.logger, 2);
-  const api = startApi({
-    PATH: process.env.PATH,
-    APP_MODE: 'api',
-    NODE_ENV: 'production',
-    // The production default: every request is logged.
-    LOG_LEVEL: 'info',
-    PORT: '0',
-    DATABASE_URL: env.databaseUrl,
-    AMQP_URL: env.amqpUrl,
-    JWT_SECRET: randomBytes(32).toString('hex'),
-  });
+  const api = startApiProcess(env, values.root);
   try {
     await pool.query(
       `INSERT INTO app_user (email, name, password_hash, role)
@@ -133,8 +97,8 @@ async function main() {
           ),
           other_requests: latencies.length,
           other_answers_by_status: others,
-          other_p50_ms: round(percentile(latencies, 50)),
-          other_p99_ms: round(percentile(latencies, 99)),
+          other_p50_ms: percentile(latencies, 0.5),
+          other_p99_ms: percentile(latencies, 0.99),
           other_max_ms: round(latencies[latencies.length - 1]),
           bench_client_cpu_s: round(
             (process.cpuUsage(cpuBefore).user +
