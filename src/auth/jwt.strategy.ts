@@ -4,6 +4,7 @@ import {inject} from '@loopback/core';
 import {HttpErrors, Request} from '@loopback/rest';
 import {AuthBindings} from '../keys';
 import type {UserRepository} from '../crud/repositories';
+import type {User} from '../models';
 import {CurrentUser, toCurrentUser} from './current-user';
 import type {TokenClaims, TokenService} from './token.service';
 
@@ -32,29 +33,32 @@ export class JwtStrategy implements AuthenticationStrategy {
     }
     await this.tokens.ensureSecret();
     const claims = this.tokens.verify(match[1]);
-    const user = await this.users.findOne({where: {id: claims.userId}});
-    if (!user?.active || (await this.revoked(claims))) {
-      throw new HttpErrors.Unauthorized('Invalid or expired token');
-    }
+    const user = await this.currentUser(claims);
+    if (!user) throw new HttpErrors.Unauthorized('Invalid or expired token');
     return {
-      ...toCurrentUser(user),
+      ...user,
       tokenId: claims.tokenId,
       tokenExpiresAt: claims.expiresAt,
     };
   }
 
   /**
-   * Revoked: issued before the user's tokens_valid_after (a password, role
-   * or active change, or logout-all), or signed out alone (its jti is on
-   * the deny list until it expires).
+   * The token's user, in one statement, unless the token no longer counts:
+   * the user is gone or inactive, the token was issued before the user's
+   * tokens_valid_after (a password, role or active change, or logout-all),
+   * or it was signed out alone (its jti on the deny list until it expires).
    */
-  private async revoked(claims: TokenClaims): Promise<boolean> {
+  private async currentUser(
+    claims: TokenClaims,
+  ): Promise<CurrentUser | undefined> {
     const rows = (await repositorySql(this.users)(
-      `SELECT u.tokens_valid_after > $2 AS before_revocation,
-              EXISTS (SELECT 1 FROM revoked_token r WHERE r.jti = $3::uuid) AS signed_out
-         FROM app_user u WHERE u.id = $1`,
+      `SELECT u.id, u.email, u.name, u.role, u.group_id
+         FROM app_user u
+        WHERE u.id = $1 AND u.active
+          AND u.tokens_valid_after <= $2
+          AND NOT EXISTS (SELECT 1 FROM revoked_token r WHERE r.jti = $3::uuid)`,
       [claims.userId, claims.issuedAt, claims.tokenId ?? null],
-    )) as Array<{before_revocation: boolean; signed_out: boolean}>;
-    return rows.length === 0 || rows[0].before_revocation || rows[0].signed_out;
+    )) as Array<Pick<User, 'id' | 'email' | 'name' | 'role' | 'group_id'>>;
+    return rows.length === 1 ? toCurrentUser(rows[0] as User) : undefined;
   }
 }

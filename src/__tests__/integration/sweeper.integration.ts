@@ -80,4 +80,26 @@ describe('sweeper and runs the consumer already took', () => {
     expect(report.swept).to.equal(1);
     expect(await drainQueue(TASK_QUEUE)).to.have.length(1);
   });
+
+  it('sends a backfilled claim however old its slot, while a scheduled one that old is skipped', async () => {
+    const [id] = await insertSchedulers([{schedule: '0 * * * *'}]);
+    // Both lost their confirm; both slots lie far before the catch-up window.
+    await sql(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, slot, container_id, trigger)
+       VALUES ($1, 'cron-2026-11-01-06-00', '2026-11-01T06:00:00Z', 'api', 'backfill'),
+              ($1, 'cron-2026-11-01-07-00', '2026-11-01T07:00:00Z', 'p1', 'schedule')`,
+      [id],
+    );
+    await ageClaims(31);
+    const report = await p.producer.tick(at('2026-11-21T10:05:00Z'));
+    expect(report).to.containDeep({swept: 1, skipped_stale: 1});
+    const rows = await sql<{trigger: string; status: string}>(
+      `SELECT trigger, status FROM scheduler_execution ORDER BY slot`,
+    );
+    expect(rows).to.deepEqual([
+      {trigger: 'backfill', status: 'published'},
+      {trigger: 'schedule', status: 'skipped'},
+    ]);
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(1);
+  });
 });
