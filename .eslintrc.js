@@ -23,7 +23,11 @@ module.exports = {
   ],
   parserOptions: {
     // The service, and the generated client's integration test and benchmark.
-    project: ['./tsconfig.json', './tsconfig.client.json'],
+    project: [
+      './tsconfig.json',
+      './tsconfig.client.json',
+      './console/tsconfig.json',
+    ],
   },
   rules: {
     'no-console': 'error',

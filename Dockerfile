@@ -10,6 +10,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+# The operations console (Angular) builds into dist/console with the service.
+COPY client ./client
+COPY console ./console
 RUN npm run build && rm -rf dist/__tests__
 
 # Production dependencies only, installed from the same lock file.
@@ -33,7 +36,6 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json package-lock.json ./
 COPY migrations ./migrations
-COPY public ./public
 COPY scripts/workers ./scripts/workers
 # Report e-mails land here as .eml files while SMTP_URL is unset (mount a volume to keep them).
 RUN mkdir -p var/mail-outbox && chown -R node:node var

@@ -18,3 +18,7 @@ fi
 placeholder=$(printf 'x%.0s' $(seq 1 40))
 JWT_SECRET="${JWT_SECRET:-$placeholder}" docker-compose -f docker-compose.yml config -q
 echo "docker-compose.yml is valid for docker-compose $(docker-compose version --short)"
+# The cluster profile, as an override of the same file.
+JWT_SECRET="${JWT_SECRET:-$placeholder}" RABBITMQ_COOKIE="${RABBITMQ_COOKIE:-$placeholder}" \
+  docker-compose -f docker-compose.yml -f docker-compose.cluster.yml config -q
+echo "docker-compose.cluster.yml is valid as an override of docker-compose.yml"

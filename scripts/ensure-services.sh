@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure PostgreSQL (127.0.0.1:5432) and RabbitMQ (127.0.0.1:5672) accept
 # connections: starts them if they are stopped, installs them with apt-get if
-# they are missing (Debian/Ubuntu). Safe to run any number of times.
+# they are missing (Debian/Ubuntu); installs Chromium (/usr/bin/chromium) for
+# the console's browser tests when it is missing. Safe to run any number of times.
 set -euo pipefail
 
 SUDO=''
@@ -55,5 +56,35 @@ ensure_rabbitmq() {
   wait_for_port RabbitMQ 5672
 }
 
+# The console's browser tests drive Debian's Chromium headless (no browser download).
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ]; then echo "Chromium is installed"; return 0; fi
+  echo "Chromium is not installed: installing it with apt-get"
+  apt_install chromium
+}
+
 ensure_postgres
 ensure_rabbitmq
+ensure_chromium
+
+# The pooler test runs Debian's PgBouncer in front of its own database.
+ensure_pgbouncer() {
+  if [ -x /usr/sbin/pgbouncer ]; then echo "PgBouncer is installed"; return 0; fi
+  echo "PgBouncer is not installed: installing it with apt-get"
+  apt_install pgbouncer
+  # The package starts a system instance on 6432; the test starts its own.
+  $SUDO service pgbouncer stop >/dev/null 2>&1 || $SUDO pkill -x pgbouncer || true
+}
+
+ensure_pgbouncer
+
+# The metrics tests parse the exposition text with Prometheus's promtool.
+ensure_promtool() {
+  if [ -x /usr/bin/promtool ]; then echo "promtool is installed"; return 0; fi
+  echo "promtool is not installed: installing Debian's prometheus package with apt-get"
+  apt_install prometheus
+  # The package starts a Prometheus server; only its promtool is needed.
+  $SUDO service prometheus stop >/dev/null 2>&1 || $SUDO pkill -x prometheus || true
+}
+
+ensure_promtool

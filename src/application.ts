@@ -11,7 +11,8 @@ import {
 } from '@loopback/authorization';
 import {ApplicationConfig, createBindingFromClass} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
-import {RegExpRouter, RestApplication, RestBindings} from '@loopback/rest';
+import {RestApplication, RestBindings} from '@loopback/rest';
+import {QuietRegExpRouter} from './routing/quiet-regexp-router';
 import {
   RestExplorerBindings,
   RestExplorerComponent,
@@ -21,6 +22,8 @@ import path from 'node:path';
 import type {AppConfig} from './config';
 import {AuthController} from './controllers/auth.controller';
 import {SessionController} from './controllers/session.controller';
+import {CurrentUserController} from './controllers/current-user.controller';
+import {SystemRunsController} from './controllers/system-runs.controller';
 import {SchedulerTimingController} from './controllers/scheduler-timing.controller';
 import {SchedulerRunController} from './controllers/scheduler-run.controller';
 import {SchedulerBulkController} from './controllers/scheduler-bulk.controller';
@@ -31,13 +34,20 @@ import {loginFastRefusal} from './middleware/login-fast-refusal';
 import {KnownLocks} from './auth/login-throttle';
 import {FailedTaskRedriveController} from './controllers/failed-task-redrive.controller';
 import {PingController} from './controllers/ping.controller';
+import {
+  CalendarImportController,
+  MAX_ICALENDAR_BYTES,
+} from './controllers/calendar-import.controller';
 import {ReportGenerationController} from './controllers/report-generation.controller';
+import {HttpTargetSecretController} from './controllers/http-target-secret.controller';
 import {SchedulerHistoryController} from './controllers/scheduler-history.controller';
 import {
   POSTGRES_DATASOURCE_CONFIG,
   PostgresDataSource,
 } from './datasources/postgres.datasource';
 import {JwtStrategy} from './auth/jwt.strategy';
+import {ApiKeyStrategy} from './auth/api-key.strategy';
+import {ApiKeyController} from './controllers/api-key.controller';
 import {RoleAuthorizerProvider} from './auth/role.authorizer';
 import {loadInstallationJwtSecret} from './auth/installation-secret';
 import {TokenService} from './auth/token.service';
@@ -48,7 +58,9 @@ import {
   AuthBindings,
   HealthBindings,
   LoggingBindings,
+  MetricsBindings,
 } from './keys';
+import {metricsFor} from './metrics/process-metrics';
 import {HealthController} from './controllers/health.controller';
 import {HealthServerObserver} from './health/health-server.observer';
 import {ReadinessService} from './health/readiness.service';
@@ -63,12 +75,17 @@ import {answerClientErrors} from './middleware/client-error';
 import {ErrorResponseProvider} from './middleware/error-response';
 import {mountOutsideApi} from './middleware/outside-api';
 import {RequestLoggingMiddlewareProvider} from './middleware/request-logging.middleware';
+import {HttpMetricsMiddlewareProvider} from './middleware/http-metrics.middleware';
+import {RequestIdMiddlewareProvider} from './middleware/request-id.middleware';
+import {MetricsController} from './controllers/metrics.controller';
 import {BearerSecurityEnhancer} from './openapi/bearer-security.enhancer';
 import {ApiInfoEnhancer} from './openapi/api-info.enhancer';
+import {SERVICE_TITLE} from './about/service-info';
 import {ErrorResponsesEnhancer} from './openapi/error-responses.enhancer';
 import {ErrorStatusesEnhancer} from './openapi/error-statuses.enhancer';
 
-export const PUBLIC_DIR = path.resolve(__dirname, '../public');
+/** The Angular console, built by `npm run build` next to the compiled service. */
+export const CONSOLE_DIR = path.resolve(__dirname, 'console/browser');
 
 import {runsRole} from './roles';
 
@@ -98,6 +115,8 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
         // Background roles boot the same app but never open the HTTP port.
         listenOnStart: servesHttp,
         requestBodyParser: {
+          // Only iCalendar imports take text; 1 MiB is their documented limit.
+          text: {limit: MAX_ICALENDAR_BYTES},
           json: {
             limit: appConfig.requestBodyLimit,
             verify: (_request: unknown, _response: unknown, body: Buffer) =>
@@ -139,11 +158,13 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
 
     this.bind(AppBindings.CONFIG).to(appConfig);
     this.bind(LoggingBindings.LOGGER).to(logger);
+    this.bind(MetricsBindings.METRICS).to(metricsFor(appConfig));
     this.bind(POSTGRES_DATASOURCE_CONFIG).to({
       url: appConfig.databaseUrl,
       statementTimeoutMs: appConfig.apiStatementTimeoutMs,
+      poolMode: appConfig.databasePoolMode,
       // The database enforces the cap too, against concurrent saves.
-      sessionSettings: {
+      transactionSettings: {
         'task_scheduler.stay_alive_max': String(appConfig.stayAlive.maxWorkers),
       },
     });
@@ -217,12 +238,15 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     // objects, so a segment named `toString` or `constructor` matches an
     // Object.prototype member: a 500 for /schedulers/toString/executions and
     // a wrong 404 for /config/toString (found by the API fuzzer). The RegExp
-    // router matches each route's pattern instead; ~60 routes cost nothing.
-    this.bind(RestBindings.ROUTER).toClass(RegExpRouter);
+    // router matches each route's pattern instead; ~60 routes cost nothing
+    // once its eager debug formatting is gone (quiet-regexp-router.ts).
+    this.bind(RestBindings.ROUTER).toClass(QuietRegExpRouter);
     this.bind(RestBindings.SequenceActions.REJECT).toProvider(
       ErrorResponseProvider,
     );
+    this.middleware(RequestIdMiddlewareProvider);
     this.middleware(RequestLoggingMiddlewareProvider);
+    this.middleware(HttpMetricsMiddlewareProvider);
     const headers = securityHeaders({
       trustProxy: appConfig.trustProxy,
       explorerPath: `${appConfig.apiBasePath}/explorer`,
@@ -240,6 +264,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.setUpSecurity(appConfig);
     this.controller(AuthController);
     this.controller(SessionController);
+    this.controller(CurrentUserController);
     this.controller(PingController);
     this.controller(SchedulerHistoryController);
     this.controller(SchedulerTimingController);
@@ -247,9 +272,14 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(SchedulerBulkController);
     this.controller(SchedulerBackfillController);
     this.controller(SystemStatusController);
+    this.controller(SystemRunsController);
+    this.controller(MetricsController);
     this.controller(FailedTaskRedriveController);
+    this.controller(CalendarImportController);
     this.service(BrokerService);
     this.controller(ReportGenerationController);
+    this.controller(HttpTargetSecretController);
+    this.controller(ApiKeyController);
     this.service(ReportGenerationService);
     for (const resource of RESOURCES) {
       this.controller(defineCrudController(resource));
@@ -258,11 +288,14 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.add(createBindingFromClass(ErrorStatusesEnhancer));
     this.add(createBindingFromClass(BearerSecurityEnhancer));
     this.add(createBindingFromClass(ApiInfoEnhancer));
-    this.configure(RestExplorerBindings.COMPONENT).to({path: '/explorer'});
+    this.configure(RestExplorerBindings.COMPONENT).to({
+      path: '/explorer',
+      indexTitle: SERVICE_TITLE,
+    });
     this.component(RestExplorerComponent);
     mountOutsideApi(this.restServer.requestHandler as express.Application, {
       securityHeaders: headers,
-      publicDir: PUBLIC_DIR,
+      consoleDir: CONSOLE_DIR,
       logger: this.logger.child({context: 'http'}),
       includeStack: appConfig.nodeEnv === 'development',
     });
@@ -281,6 +314,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.bind(AuthBindings.KNOWN_LOCKS).to(this.knownLocks);
     this.component(AuthenticationComponent);
     registerAuthenticationStrategy(this, JwtStrategy);
+    registerAuthenticationStrategy(this, ApiKeyStrategy);
     this.configure(AuthorizationBindings.COMPONENT).to({
       precedence: AuthorizationDecision.DENY,
       defaultDecision: AuthorizationDecision.DENY,

@@ -69,6 +69,15 @@ export function nonEmpty(raw: string, name: string): string {
   return raw;
 }
 
+/** A git commit id, abbreviated or whole (the build_info metric's label). */
+export function commitId(raw: string, name: string): string {
+  if (/^[0-9a-f]{7,40}$/.test(raw)) return raw;
+  throw new ConfigError(
+    name,
+    'must be a git commit id: 7 to 40 lowercase hexadecimal characters',
+  );
+}
+
 /** URLs may carry passwords, so the bad value is never echoed. */
 export function url(protocols: string[]): Parser<string> {
   return (raw, name) => {

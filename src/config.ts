@@ -1,6 +1,9 @@
 import {hostname} from 'node:os';
+import {DatabaseTarget, PoolMode, POOL_MODES} from './database/pg-pool';
 import {parseBrokerUrls} from './queue/broker-urls';
+import {runsRole} from './roles';
 import {MAX_TASK_TIMEOUT_MS} from './queue/consumer-timeout';
+import {OutboundAllow, parseOutboundAllow} from './outbound/address-policy';
 import {QUEUE_TYPES, QueueType} from './queue/topology';
 import path from 'node:path';
 import {
@@ -23,6 +26,7 @@ import {
   mailAddress,
   read,
   readOptional,
+  commitId,
 } from './config-parsers';
 
 export {ConfigError};
@@ -49,6 +53,10 @@ export interface AppConfig {
   host: string;
   apiBasePath: string;
   databaseUrl: string;
+  /** DATABASE_POOL_MODE: session (direct, default) or transaction (PgBouncer transaction pooling). */
+  databasePoolMode: PoolMode;
+  /** DATABASE_DIRECT_URL: a direct session for migrations and stay-alive locks (default DATABASE_URL). */
+  databaseDirectUrl: string;
   /** One URL, or several nodes of one cluster, comma-separated. */
   amqpUrl: string;
   /** AMQP_QUEUE_TYPE: quorum (default) or classic. */
@@ -72,6 +80,10 @@ export interface AppConfig {
   cronSweepAfterMs: number;
   /** Time the sweeper may spend per tick before it leaves the rest for the next. */
   cronSweepBudgetMs: number;
+  /** At most one failure notice per scheduler this often; then a digest with the count. */
+  failureNoticeIntervalMs: number;
+  /** A producer's lease on a minute slot unfinished this long is taken over by a peer. */
+  cronSlotLeaseMs: number;
   /** Time one pass of the daily cleanup may spend before it yields. */
   cronCleanupBudgetMs: number;
   /** statement_timeout of the background roles' database sessions. */
@@ -80,6 +92,8 @@ export interface AppConfig {
   apiStatementTimeoutMs: number;
   /** Messages a consumer holds unacknowledged; tasks still run one at a time. */
   cronWorkerPrefetch: number;
+  /** Consumers (channels) of cron_scheduler in one worker process, each one task at a time. */
+  cronWorkerChannels: number;
   /** Run-ledger marks wait for the WAL flush (slower, survives a database crash). */
   cronLedgerDurableCommit: boolean;
   /** Run time limit of a task unless its worker sets its own. */
@@ -92,12 +106,15 @@ export interface AppConfig {
   childEnv: Record<string, string>;
   /** Identifies this process in claims and logs: host name plus pid. */
   containerId: string;
+  /** BUILD_COMMIT: the commit the image was built from (build_info metric), when known. */
+  buildCommit?: string;
   jwt: JwtConfig;
   /** Folder holding the worker executables; commands must resolve inside it. */
   workersDir: string;
   /** First admin, created by `npm run migrate` when no admin exists. */
   initialAdmin?: {email: string; password: string};
   reports: ReportConfig;
+  httpTasks: HttpTaskConfig;
   /** Port of the separate /health + /ready server (any mode); unset = none. */
   healthPort?: number;
   stayAlive: StayAliveConfig;
@@ -108,6 +125,14 @@ export interface AppConfig {
    * the producer deletes it and SIGKILLs itself before publishing.
    */
   testKillAfterClaimFile?: string;
+}
+
+/** What HTTP tasks (and every other outbound request) need. */
+export interface HttpTaskConfig {
+  /** OUTBOUND_ALLOW: private addresses, ranges or host names the SSRF guard lets through. */
+  outboundAllow: OutboundAllow;
+  /** HTTP_TASK_CONCURRENCY: HTTP tasks one consumer process runs at once, beside its cron tasks. */
+  concurrency: number;
 }
 
 /** What report generation and delivery need; also all a report child reads. */
@@ -289,6 +314,29 @@ function adminPassword(raw: string, name: string): string {
 
 const MIB = 1024 * 1024;
 
+function outboundAllow(raw: string, name: string): OutboundAllow {
+  try {
+    return parseOutboundAllow(raw);
+  } catch (error) {
+    throw new ConfigError(
+      name,
+      `must list addresses, CIDR ranges or host names, comma-separated: ${(error as Error).message}`,
+    );
+  }
+}
+
+function readHttpTasks(env: Env): HttpTaskConfig {
+  return {
+    outboundAllow: read(
+      env,
+      'OUTBOUND_ALLOW',
+      parseOutboundAllow(''),
+      outboundAllow,
+    ),
+    concurrency: read(env, 'HTTP_TASK_CONCURRENCY', 32, integer(1, 256)),
+  };
+}
+
 function readReports(env: Env): ReportConfig {
   return {
     smtpUrl: readOptional(env, 'SMTP_URL', url(['smtp:', 'smtps:'])),
@@ -356,6 +404,41 @@ function reportLimitEnv(reports: ReportConfig): Record<string, string> {
   };
 }
 
+function readPoolMode(env: Env): PoolMode {
+  return read(env, 'DATABASE_POOL_MODE', 'session', oneOf(POOL_MODES));
+}
+
+/** Where the pooled connections of a role go, and how they may be used. */
+export function databaseTarget(
+  config: Pick<AppConfig, 'databaseUrl' | 'databasePoolMode'>,
+): DatabaseTarget {
+  return {url: config.databaseUrl, poolMode: config.databasePoolMode};
+}
+
+/**
+ * Session advisory locks (migrations, the stay-alive supervisor) cannot go
+ * through a transaction pooler: the lock would stay on a server session the
+ * pooler hands to other clients. Behind one, DATABASE_DIRECT_URL must name
+ * the server itself; the URLs are never echoed (they may hold passwords).
+ */
+export function requireDirectSession(
+  config: Pick<
+    AppConfig,
+    'databasePoolMode' | 'databaseUrl' | 'databaseDirectUrl'
+  >,
+  who: string,
+): void {
+  if (
+    config.databasePoolMode === 'transaction' &&
+    config.databaseDirectUrl === config.databaseUrl
+  ) {
+    throw new ConfigError(
+      'DATABASE_DIRECT_URL',
+      `must name a direct PostgreSQL connection, not the pooler of DATABASE_URL, when DATABASE_POOL_MODE=transaction: ${who} holds session advisory locks`,
+    );
+  }
+}
+
 function readDatabaseUrl(env: Env): string {
   return read(
     env,
@@ -377,6 +460,7 @@ function readDbStatementTimeout(env: Env): number {
 
 export function loadReportChildConfig(env: Env = process.env): {
   databaseUrl: string;
+  databasePoolMode: PoolMode;
   dbStatementTimeoutMs: number;
   /** CRON_TZ: the zone of template variables and date-only params. */
   timeZone: string;
@@ -384,6 +468,7 @@ export function loadReportChildConfig(env: Env = process.env): {
 } {
   return {
     databaseUrl: readDatabaseUrl(env),
+    databasePoolMode: readPoolMode(env),
     dbStatementTimeoutMs: readDbStatementTimeout(env),
     timeZone: read(env, 'CRON_TZ', 'UTC', timeZone),
     reports: readReports(env),
@@ -399,6 +484,7 @@ export function reportChildEnv(config: AppConfig): Record<string, string> {
   return {
     ...config.childEnv,
     DATABASE_URL: config.databaseUrl,
+    DATABASE_POOL_MODE: config.databasePoolMode,
     DB_STATEMENT_TIMEOUT_MS: String(config.dbStatementTimeoutMs),
     CRON_TZ: config.cronTimeZone,
     MAIL_FROM: reports.mailFrom,
@@ -468,6 +554,14 @@ function readStayAlive(env: Env): StayAliveConfig {
  * touches `process.env`; everything else receives an `AppConfig`.
  */
 export function loadConfig(env: Env = process.env): AppConfig {
+  const config = readConfig(env);
+  if (runsRole(config.appMode, 'stay-alive')) {
+    requireDirectSession(config, 'the stay-alive supervisor');
+  }
+  return config;
+}
+
+function readConfig(env: Env): AppConfig {
   // Unset means development, as in Express; main() warns loudly about it and
   // the container image sets production.
   const nodeEnv = read(env, 'NODE_ENV', 'development', oneOf(NODE_ENVS));
@@ -478,6 +572,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
     host: read(env, 'HOST', '127.0.0.1', nonEmpty),
     apiBasePath: read(env, 'API_BASE_PATH', '/api', basePath),
     databaseUrl: readDatabaseUrl(env),
+    databasePoolMode: readPoolMode(env),
+    // Session-bound work (migrations, stay-alive locks) cannot go through a
+    // transaction pooler: it gets a direct connection when one is named.
+    databaseDirectUrl: read(
+      env,
+      'DATABASE_DIRECT_URL',
+      readDatabaseUrl(env),
+      url(['postgres:', 'postgresql:']),
+    ),
     // One URL, or the nodes of one cluster, comma-separated.
     amqpUrl: read(
       env,
@@ -514,12 +617,21 @@ export function loadConfig(env: Env = process.env): AppConfig {
       30000,
       integer(1000, 24 * 60 * 60 * 1000),
     ),
+    failureNoticeIntervalMs:
+      read(env, 'FAILURE_NOTICE_INTERVAL', 900, duration) * 1000,
     cronSweepBudgetMs: read(
       env,
       'CRON_SWEEP_BUDGET_MS',
       10_000,
       // Within a minute: the next tick must not wait for the sweep.
       integer(100, 50_000),
+    ),
+    cronSlotLeaseMs: read(
+      env,
+      'CRON_SLOT_LEASE_MS',
+      15_000,
+      // Under a minute: a dead holder's slot must be taken over before the next.
+      integer(1000, 55_000),
     ),
     cronCleanupBudgetMs: read(
       env,
@@ -535,7 +647,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       integer(100, 10 * 60 * 1000),
     ),
     cronWorkerPrefetch: read(env, 'CRON_WORKER_PREFETCH', 1, integer(1, 1000)),
-    // Off: ledger marks commit without waiting for the WAL flush (see README).
+    cronWorkerChannels: read(env, 'CRON_WORKER_CHANNELS', 1, integer(1, 32)),
+    // Off: ledger marks commit without waiting for the WAL flush (docs/tasks.md).
     cronLedgerDurableCommit: read(
       env,
       'CRON_LEDGER_DURABLE_COMMIT',
@@ -562,6 +675,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
         .map(name => [name, env[name]!]),
     ),
     containerId: `${hostname()}-${process.pid}`,
+    buildCommit: readOptional(env, 'BUILD_COMMIT', commitId),
     jwt: readJwt(env, nodeEnv),
     workersDir: path.resolve(
       PROJECT_ROOT,
@@ -569,6 +683,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ),
     initialAdmin: readInitialAdmin(env),
     reports: readReports(env),
+    httpTasks: readHttpTasks(env),
     healthPort: readOptional(env, 'HEALTH_PORT', integer(0, 65535)),
     stayAlive: readStayAlive(env),
     testClock: readTestClock(env),

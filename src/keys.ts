@@ -10,6 +10,7 @@ import type {ConsumerObserver} from './consumer/consumer.observer';
 import type {StayAliveObserver} from './stay-alive/stay-alive.observer';
 import type {ReadinessService} from './health/readiness.service';
 import type {HealthServerObserver} from './health/health-server.observer';
+import type {Metrics} from './metrics/metrics';
 
 export namespace AppBindings {
   /** The validated configuration the process started with. */
@@ -70,4 +71,9 @@ export namespace HealthBindings {
   /** The HEALTH_PORT server of the modes without the API. */
   export const SERVER =
     BindingKey.create<HealthServerObserver>('health.server');
+}
+
+export namespace MetricsBindings {
+  /** This application's Prometheus metrics (its own registry). */
+  export const METRICS = BindingKey.create<Metrics>('metrics.metrics');
 }

@@ -1,5 +1,5 @@
 import {ensureInitialAdmin} from './auth/initial-admin';
-import {loadConfig} from './config';
+import {loadConfig, requireDirectSession} from './config';
 import {migrateDatabase} from './database/migration-runner';
 import {createLogger} from './logging/logger';
 import {startupErrorLine} from './startup-error';
@@ -10,12 +10,18 @@ import {startupErrorLine} from './startup-error';
  */
 async function migrate(): Promise<void> {
   const config = loadConfig();
+  requireDirectSession(config, 'migrate');
   const logger = createLogger({
     level: config.logLevel,
     service: config.serviceName,
   }).child({context: 'migrate'});
-  await migrateDatabase(config.databaseUrl, logger);
-  await ensureInitialAdmin(config.databaseUrl, config.initialAdmin, logger);
+  // A session advisory lock serialises migrations: a direct connection.
+  await migrateDatabase(config.databaseDirectUrl, logger);
+  await ensureInitialAdmin(
+    config.databaseDirectUrl,
+    config.initialAdmin,
+    logger,
+  );
 }
 
 migrate().catch(error => {

@@ -5,4 +5,9 @@ export interface BackfillResult {
   already_claimed?: number;
   claimed?: number;
   published?: number;
+
+  /**
+   * Slots ledgered as skipped because a calendar skips them
+   */
+  skipped?: number;
 }

@@ -28,6 +28,11 @@ export interface ErrorResponse {
 }>;
 
 /**
+ * The id of the request (the X-Request-Id response header): quote it when reporting a problem; every log record of the request carries it
+ */
+'request_id'?: string;
+
+/**
  * Only with NODE_ENV=development
  */
 'stack'?: string;

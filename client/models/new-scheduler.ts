@@ -8,12 +8,37 @@
 export interface NewScheduler {
 
   /**
+   * Calendars this scheduler follows: a fire a blackout calendar matches, or that no allowed calendar matches, is skipped (never moved), with a skipped ledger row naming the calendar
+   */
+  calendar_ids?: Array<number>;
+
+  /**
    * One-time execution moment, ISO 8601 with a zone offset (one-time schedulers)
    */
   date_time?: string | null;
   description: string;
+
+  /**
+   * End of the active window: no fire after it; once passed, the scheduler turns inactive (audited). Must lie after starts_at; null = no end
+   */
+  ends_at?: string | null;
   group_id?: number | null;
+
+  /**
+   * HTTP target to call (HTTP scheduler)
+   */
+  http_target_id?: number | null;
   language_id?: number | null;
+
+  /**
+   * Failure notices: {"on_failure": true, "on_recovery": true, "email": false, "group": false} by default. on_failure: the owner gets a web notification when a run is parked (at most one per FAILURE_NOTICE_INTERVAL, then a digest with the count); on_recovery: one notice after the first success; group: the members of group_id too. email is stored, not yet sent.
+   */
+  notify?: {
+'on_failure'?: boolean;
+'on_recovery'?: boolean;
+'email'?: boolean;
+'group'?: boolean;
+};
 
   /**
    * allow (default): every due run is published; skip: a due run is not published while an earlier run of this scheduler is claimed, published, running or retrying (its ledger row says skipped, and why)
@@ -32,6 +57,11 @@ export interface NewScheduler {
    * Five-field cron expression (recurring schedulers), e.g. 0 6 * * 1-5
    */
   schedule?: string | null;
+
+  /**
+   * Start of the active window: no fire before it (catch-up included); null = no start
+   */
+  starts_at?: string | null;
 
   /**
    * true = active, false = inactive

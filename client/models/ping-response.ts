@@ -4,4 +4,9 @@
 export interface PingResponse {
   status?: string;
   time?: string;
+
+  /**
+   * The service version (package.json)
+   */
+  version?: string;
 }

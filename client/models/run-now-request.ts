@@ -4,6 +4,11 @@
 export interface RunNowRequest {
 
   /**
+   * Run even when the scheduler's calendars skip this minute (audited)
+   */
+  ignore_calendars?: boolean;
+
+  /**
    * Params for this run instead of the scheduler's
    */
   params?: {

@@ -4,6 +4,11 @@
 export interface RunNowResult {
   execution_id: number;
   execution_key: string;
-  status: 'published' | 'pending';
+
+  /**
+   * Why it was skipped: the calendar that skips this minute
+   */
+  reason?: string;
+  status: 'published' | 'pending' | 'skipped';
   trigger: 'manual';
 }

@@ -24,6 +24,11 @@ export interface SchedulerExecution {
    */
   execution_key: string;
   finished_at?: string | null;
+
+  /**
+   * HTTP tasks: the status code of the last attempt's answer (null when none came)
+   */
+  http_status?: number | null;
   id?: number;
   last_error?: string | null;
 
@@ -47,6 +52,11 @@ export interface SchedulerExecution {
    * When the broker's confirm of the task message arrived
    */
   published_at?: string | null;
+
+  /**
+   * HTTP tasks: the first 8 KiB of the last attempt's response body, as text
+   */
+  response_body?: string | null;
   scheduler_id: number;
 
   /**

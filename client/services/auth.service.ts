@@ -19,6 +19,9 @@ import { logout } from '../fn/auth/logout';
 import { Logout$Params } from '../fn/auth/logout';
 import { logoutAll } from '../fn/auth/logout-all';
 import { LogoutAll$Params } from '../fn/auth/logout-all';
+import { me } from '../fn/auth/me';
+import { Me } from '../models/me';
+import { Me$Params } from '../fn/auth/me';
 
 
 /**
@@ -132,6 +135,41 @@ export class AuthService extends BaseService {
     const resp = this.logoutAll$Response(params, context);
     return resp.pipe(
       map((r: StrictHttpResponse<void>): void => r.body)
+    );
+  }
+
+  /** Path part for operation `currentUserControllerMe()` */
+  static readonly CurrentUserControllerMePath = '/auth/me';
+
+  /**
+   * The signed-in user.
+   *
+   * The id, e-mail, name and role of the user the bearer token belongs to (200). Any role.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `me()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  me$Response(params?: Me$Params, context?: HttpContext): Observable<StrictHttpResponse<Me>> {
+    const obs = me(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * The signed-in user.
+   *
+   * The id, e-mail, name and role of the user the bearer token belongs to (200). Any role.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `me$Response()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  me(params?: Me$Params, context?: HttpContext): Observable<Me> {
+    const resp = this.me$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<Me>): Me => r.body)
     );
   }
 

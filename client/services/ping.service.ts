@@ -30,7 +30,7 @@ export class PingService extends BaseService {
   /**
    * Check that the API answers.
    *
-   * Answers `{"status":"ok","time":…}` without a token and without asking any dependency; use /ready to check PostgreSQL and RabbitMQ.
+   * Answers `{"status":"ok","time":…,"version":…}` (the service's version) without a token and without asking any dependency; use /ready to check PostgreSQL and RabbitMQ.
    *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `ping()` instead.
@@ -45,7 +45,7 @@ export class PingService extends BaseService {
   /**
    * Check that the API answers.
    *
-   * Answers `{"status":"ok","time":…}` without a token and without asking any dependency; use /ready to check PostgreSQL and RabbitMQ.
+   * Answers `{"status":"ok","time":…,"version":…}` (the service's version) without a token and without asking any dependency; use /ready to check PostgreSQL and RabbitMQ.
    *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `ping$Response()` instead.

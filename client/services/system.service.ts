@@ -10,6 +10,11 @@ import { BaseService } from '../base-service';
 import { ApiConfiguration } from '../api-configuration';
 import { StrictHttpResponse } from '../strict-http-response';
 
+import { runsPerHour } from '../fn/system/runs-per-hour';
+import { RunsPerHour } from '../models/runs-per-hour';
+import { RunsPerHour$Params } from '../fn/system/runs-per-hour';
+import { scrape } from '../fn/system/scrape';
+import { Scrape$Params } from '../fn/system/scrape';
 import { status } from '../fn/system/status';
 import { Status$Params } from '../fn/system/status';
 import { SystemStatus } from '../models/system-status';
@@ -22,6 +27,76 @@ import { SystemStatus } from '../models/system-status';
 export class SystemService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
     super(config, http);
+  }
+
+  /** Path part for operation `metricsControllerScrape()` */
+  static readonly MetricsControllerScrapePath = '/metrics';
+
+  /**
+   * Prometheus metrics of this API process.
+   *
+   * The Prometheus text exposition (format 0.0.4) of this process: its own metrics and the default process metrics. Role: admin. Every role also serves it without a token at `GET /metrics` on HEALTH_PORT, for Prometheus on a private network.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `scrape()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  scrape$Response(params?: Scrape$Params, context?: HttpContext): Observable<StrictHttpResponse<string>> {
+    const obs = scrape(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Prometheus metrics of this API process.
+   *
+   * The Prometheus text exposition (format 0.0.4) of this process: its own metrics and the default process metrics. Role: admin. Every role also serves it without a token at `GET /metrics` on HEALTH_PORT, for Prometheus on a private network.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `scrape$Response()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  scrape(params?: Scrape$Params, context?: HttpContext): Observable<string> {
+    const resp = this.scrape$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<string>): string => r.body)
+    );
+  }
+
+  /** Path part for operation `systemRunsControllerRunsPerHour()` */
+  static readonly SystemRunsControllerRunsPerHourPath = '/system/runs-per-hour';
+
+  /**
+   * Runs per hour over the last 24 hours.
+   *
+   * Runs claimed in each of the last 24 UTC hours (the current one last, oldest first), by outcome: succeeded, failed, and other (claimed, published, running, retrying, skipped). Hours without runs count zero. Roles: admin, operator, viewer.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `runsPerHour()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  runsPerHour$Response(params?: RunsPerHour$Params, context?: HttpContext): Observable<StrictHttpResponse<RunsPerHour>> {
+    const obs = runsPerHour(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Runs per hour over the last 24 hours.
+   *
+   * Runs claimed in each of the last 24 UTC hours (the current one last, oldest first), by outcome: succeeded, failed, and other (claimed, published, running, retrying, skipped). Hours without runs count zero. Roles: admin, operator, viewer.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `runsPerHour$Response()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  runsPerHour(params?: RunsPerHour$Params, context?: HttpContext): Observable<RunsPerHour> {
+    const resp = this.runsPerHour$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<RunsPerHour>): RunsPerHour => r.body)
+    );
   }
 
   /** Path part for operation `systemStatusControllerStatus()` */

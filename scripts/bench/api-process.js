@@ -5,22 +5,33 @@ const path = require('node:path');
 const {spawn} = require('node:child_process');
 const {randomBytes} = require('node:crypto');
 
-/** Starts `dist/index.js` of `root` as the API; `url` resolves to its base URL. */
-function startApiProcess(env, root = path.resolve(__dirname, '../..')) {
-  const child = spawn(process.execPath, [path.join(root, 'dist/index.js')], {
-    env: {
-      PATH: process.env.PATH,
-      APP_MODE: 'api',
-      NODE_ENV: 'production',
-      // The production default: every request is logged.
-      LOG_LEVEL: 'info',
-      PORT: '0',
-      DATABASE_URL: env.databaseUrl,
-      AMQP_URL: env.amqpUrl,
-      JWT_SECRET: randomBytes(32).toString('hex'),
+/**
+ * Starts `dist/index.js` of `root` as the API; `url` resolves to its base URL.
+ * `nodeFlags` come before the script (`--cpu-prof`).
+ */
+function startApiProcess(
+  env,
+  root = path.resolve(__dirname, '../..'),
+  nodeFlags = [],
+) {
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, path.join(root, 'dist/index.js')],
+    {
+      env: {
+        PATH: process.env.PATH,
+        APP_MODE: 'api',
+        NODE_ENV: 'production',
+        // The production default: every request is logged.
+        LOG_LEVEL: 'info',
+        PORT: '0',
+        DATABASE_URL: env.databaseUrl,
+        AMQP_URL: env.amqpUrl,
+        JWT_SECRET: randomBytes(32).toString('hex'),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   const url = new Promise((resolve, reject) => {
     let seen = '';
     child.stdout.on('data', chunk => {

@@ -5,9 +5,11 @@
 // clients send requests back to back for --seconds: /api/ping, an
 // authenticated GET /api/schedulers/{id}, and searches (?q=) for a rare and a
 // common term. Prints requests/s and latency percentiles per kind, and the
-// plan PostgreSQL picks for the search.
+// plan PostgreSQL picks for the search. --profile DIR: the API process writes
+// a --cpu-prof profile there; --only ping,by-id limits the request kinds.
 'use strict';
 const os = require('node:os');
+const path = require('node:path');
 const {parseArgs} = require('node:util');
 const {createBenchEnvironment} = require('./bench-environment');
 const {percentile, startApiProcess} = require('./api-process');
@@ -19,11 +21,19 @@ const {values} = parseArgs({
     schedulers: {type: 'string', default: '100000'},
     seconds: {type: 'string', default: '10'},
     connections: {type: 'string', default: '32'},
+    profile: {type: 'string'},
+    only: {type: 'string'},
   },
 });
 const schedulers = Number(values.schedulers);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
+const KINDS = ['ping', 'by-id', 'search-rare', 'search-common'];
+const only = values.only ? values.only.split(',') : KINDS;
+if (only.some(kind => !KINDS.includes(kind))) {
+  process.stderr.write(`--only takes a list of ${KINDS.join(', ')}\n`);
+  process.exit(2);
+}
 const PASSWORD = 'bench-password-long-enough';
 
 async function measure(url, headers) {
@@ -53,7 +63,13 @@ async function measure(url, headers) {
 async function main() {
   const env = await createBenchEnvironment();
   const pool = createPool(env.databaseUrl, env.logger, 2);
-  const api = startApiProcess(env);
+  const api = startApiProcess(
+    env,
+    undefined,
+    values.profile
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`]
+      : [],
+  );
   try {
     await pool.query(
       `INSERT INTO app_user (email, name, password_hash, role)
@@ -86,18 +102,30 @@ async function main() {
     const {token} = await login.json();
     const auth = {authorization: `Bearer ${token}`};
     const page = encodeURIComponent('{"limit":20}');
-    const results = {
-      ping: await measure(`${base}/ping`, {}),
-      scheduler_by_id: await measure(`${base}/schedulers/4242`, auth),
-      search_rare_term: await measure(
+    const kinds = {
+      ping: ['ping', `${base}/ping`, {}],
+      'by-id': ['scheduler_by_id', `${base}/schedulers/4242`, auth],
+      'search-rare': [
+        'search_rare_term',
         `${base}/schedulers?q=payroll&filter=${page}`,
         auth,
-      ),
-      search_common_term: await measure(
+      ],
+      'search-common': [
+        'search_common_term',
         `${base}/schedulers?q=north&filter=${page}`,
         auth,
-      ),
+      ],
     };
+    const results = {};
+    for (const kind of only) {
+      const [name, url, headers] = kinds[kind];
+      results[name] = await measure(url, headers);
+    }
+    if (results.ping && results.scheduler_by_id) {
+      results.by_id_vs_ping = +(
+        results.scheduler_by_id.requests_per_s / results.ping.requests_per_s
+      ).toFixed(2);
+    }
     const {rows: plan} = await pool.query(
       `EXPLAIN SELECT * FROM scheduler WHERE search_text LIKE '%payroll%' ORDER BY id LIMIT 20`,
     );
@@ -117,7 +145,10 @@ async function main() {
       )}\n`,
     );
   } finally {
+    const exited = new Promise(resolve => api.child.once('exit', resolve));
     api.child.kill('SIGTERM');
+    // A --cpu-prof profile is written as the process exits.
+    if (api.child.exitCode === null) await exited;
     await pool.end();
     await env.remove();
   }

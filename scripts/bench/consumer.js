@@ -23,6 +23,7 @@ const {
   TASK_QUEUE,
 } = require('../../dist/queue/topology');
 const {TaskConsumer} = require('../../dist/consumer/task-consumer');
+const {Metrics} = require('../../dist/metrics/metrics');
 const {createLedgerPool, RunLedger} = require('../../dist/consumer/run-ledger');
 const {WorkerExecutor} = require('../../dist/executors/worker.executor');
 
@@ -34,8 +35,14 @@ const {values} = parseArgs({
     ledger: {type: 'string', default: 'async'},
     // durable: start marks of unpublished runs flushed, as the service does.
     'start-mark': {type: 'string', default: 'durable'},
+    // on: record the consumer's metrics as the service does; off: without.
+    metrics: {type: 'string', default: 'on'},
   },
 });
+if (!['on', 'off'].includes(values.metrics)) {
+  process.stderr.write('--metrics must be on or off\n');
+  process.exit(2);
+}
 // Retry 1 waits 1 ms: the measured overhead is the consumer's, not the TTL.
 // AMQP_QUEUE_TYPE=classic measures classic queues; quorum is the default.
 const retry = {
@@ -128,6 +135,10 @@ async function main() {
   const failedOnce = new Set();
   const consumer = new TaskConsumer({
     connection,
+    metrics:
+      values.metrics === 'on'
+        ? new Metrics(new Set(['consumer']), {version: 'bench'})
+        : undefined,
     ledger: new RunLedger(
       ledgerPool,
       values['start-mark'] === 'async' ? ledgerPool : pool,
@@ -203,6 +214,7 @@ async function main() {
     const perRetried = retryMs / retries;
     const results = {
       ledger: values.ledger,
+      metrics: values.metrics,
       start_mark: values['start-mark'],
       machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
       noop_tasks: tasks,

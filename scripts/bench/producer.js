@@ -17,16 +17,44 @@ const {
 } = require('../../dist/queue/topology');
 const {loadCandidates} = require('../../dist/producer/candidate');
 const {evaluateDue} = require('../../dist/producer/due-evaluator');
+const {loadCalendars} = require('../../dist/producer/calendar-loader');
+const {SlotCalendars} = require('../../dist/scheduling/calendar-match');
 const {claimRuns} = require('../../dist/producer/execution-claimer');
 const {publishClaims} = require('../../dist/producer/claim-publisher');
+const {dispatchLagRecorder} = require('../../dist/producer/producer');
+const {Metrics} = require('../../dist/metrics/metrics');
 const {CronCache} = require('../../dist/scheduling/compiled-cron');
 
 const {values} = parseArgs({
   options: {
     schedulers: {type: 'string', default: '100000'},
     due: {type: 'string', default: '10000'},
+    // on: record the producer's metrics as the service does; off: without.
+    metrics: {type: 'string', default: 'on'},
+    // on: every scheduler follows one blackout calendar of 1,000 dates and
+    // 10 times expressions (none matching the slot, so every one is looked at).
+    calendar: {type: 'string', default: 'off'},
+    // Evaluations timed after the tick (fresh caches each): the median is reported.
+    repeat: {type: 'string', default: '7'},
   },
 });
+if (!['on', 'off'].includes(values.calendar)) {
+  process.stderr.write('--calendar must be on or off\n');
+  process.exit(2);
+}
+const repeat = Number(values.repeat);
+if (!(Number.isInteger(repeat) && repeat >= 1)) {
+  process.stderr.write('--repeat must be a positive integer\n');
+  process.exit(2);
+}
+if (!['on', 'off'].includes(values.metrics)) {
+  process.stderr.write('--metrics must be on or off\n');
+  process.exit(2);
+}
+const metrics =
+  values.metrics === 'on'
+    ? new Metrics(new Set(['producer']), {version: 'bench'})
+    : undefined;
 const total = Number(values.schedulers);
 const dueCount = Number(values.due);
 if (!(total > 0) || !(dueCount >= 0) || dueCount > total) {
@@ -65,7 +93,7 @@ async function main() {
   });
   try {
     await connection.start();
-    const publisher = new TaskPublisher(connection, logger);
+    const publisher = new TaskPublisher(connection, logger, metrics);
 
     // Wait for a fresh minute so seeding does not run into the slot.
     const slotMs = Math.ceil((Date.now() + 5000) / 60000) * 60000 + 60000;
@@ -83,6 +111,7 @@ async function main() {
          FROM generate_series(1, $1::int) AS n`,
       [total, dueCount, DUE_EXPRESSIONS, never],
     );
+    if (values.calendar === 'on') await seedCalendar(pool, slot);
     await pool.query('ANALYZE scheduler');
     process.stdout.write(
       `seeded ${total} schedulers (${dueCount} due); waiting for ${slot.toISOString()}\n`,
@@ -96,13 +125,7 @@ async function main() {
     const candidates = await loadCandidates(pool);
     const loaded = now();
     const evalCpuStart = process.cpuUsage();
-    const evaluation = evaluateDue(
-      candidates,
-      [slot],
-      {current: slot, oldest: slot},
-      'UTC',
-      new CronCache(),
-    );
+    const evaluation = await evaluate(pool, candidates, slot);
     const evalCpu = process.cpuUsage(evalCpuStart);
     const evaluated = now();
     const claims = await claimRuns(
@@ -111,7 +134,12 @@ async function main() {
       `bench-${process.pid}`,
     );
     const claimed = now();
-    const published = await publishClaims(pool, publisher, claims);
+    const published = await publishClaims(
+      pool,
+      publisher,
+      claims,
+      dispatchLagRecorder(metrics, 'cron'),
+    );
     const confirmed = now();
     const tickCpu = process.cpuUsage(cpuBefore);
 
@@ -126,13 +154,27 @@ async function main() {
          FROM scheduler_execution WHERE slot = $1`,
       [slot],
     );
+    const repeats = [];
+    for (let i = 0; i < repeat; i++) {
+      const start = process.cpuUsage();
+      await evaluate(pool, candidates, slot);
+      const used = process.cpuUsage(start);
+      repeats.push((used.user + used.system) / 1000);
+    }
+    repeats.sort((a, b) => a - b);
     const results = {
       machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
       schedulers: total,
+      metrics: values.metrics,
       due: evaluation.due.length,
       load_candidates_ms: ms(loaded - tickStart).toFixed(0),
       evaluation_cpu_ms: ((evalCpu.user + evalCpu.system) / 1000).toFixed(1),
       evaluation_wall_ms: ms(evaluated - loaded).toFixed(1),
+      calendar: values.calendar,
+      skipped_by_calendar: evaluation.due.filter(run => run.skipReason).length,
+      evaluation_cpu_median_ms:
+        repeats[Math.floor(repeats.length / 2)].toFixed(1),
+      evaluation_cpu_repeats_ms: repeats.map(v => v.toFixed(0)).join(' '),
       claimed: claims.length,
       claim_ms: ms(claimed - evaluated).toFixed(0),
       claims_per_s: Math.round(
@@ -159,6 +201,45 @@ async function main() {
     await pool.end();
     await env.remove();
   }
+}
+
+/** What the producer does per slot: calendars loaded and compiled, then matching. */
+async function evaluate(pool, candidates, slot) {
+  const cache = new CronCache();
+  const loaded = await loadCalendars(pool, candidates, cache);
+  return evaluateDue(
+    candidates,
+    [slot],
+    {current: slot, oldest: slot},
+    'UTC',
+    cache,
+    new SlotCalendars(loaded.calendars, [slot]),
+  );
+}
+
+/**
+ * One blackout calendar of 1,000 dates (none the slot's day) and 10 times
+ * expressions (none the slot's minute), named by every scheduler.
+ */
+async function seedCalendar(pool, slot) {
+  const day = 24 * 60 * 60 * 1000;
+  const dates = Array.from({length: 1000}, (_, i) =>
+    new Date(slot.getTime() + (i + 2) * day).toISOString().slice(0, 10),
+  );
+  const hour = (slot.getUTCHours() + 2) % 24;
+  const times = Array.from(
+    {length: 10},
+    (_, i) => `${i * 5}-${i * 5 + 4} ${hour} * * ${i % 7}`,
+  );
+  const {rows} = await pool.query(
+    `INSERT INTO calendar (name, time_zone, kind, dates, times)
+     VALUES ('bench', 'Europe/London', 'blackout', $1::jsonb, $2::jsonb)
+     RETURNING id`,
+    [JSON.stringify(dates), JSON.stringify(times)],
+  );
+  await pool.query(`UPDATE scheduler SET calendar_ids = $1::jsonb`, [
+    JSON.stringify([rows[0].id]),
+  ]);
 }
 
 main().catch(error => {

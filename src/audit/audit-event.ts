@@ -1,3 +1,5 @@
+import {currentRequestId} from '../logging/request-context';
+
 /**
  * The one writer of the audit log (table `audit_event`). Callers pass the
  * SQL executor of the transaction that makes the change, so the event
@@ -74,7 +76,7 @@ export async function appendAuditEvent(
       event.entityId == null ? null : String(event.entityId),
       event.reason ?? null,
       JSON.stringify(event.changes ?? {}),
-      event.requestId ?? null,
+      event.requestId ?? currentRequestId() ?? null,
     ],
   );
 }

@@ -7,25 +7,41 @@ import {
 import type {Pool} from 'pg';
 import {AppConfig, reportChildEnv} from '../config';
 import {createPool, statementTimeout} from '../database/pg-pool';
+import {HttpExecutor} from '../executors/http.executor';
 import {ReminderExecutor} from '../executors/reminder.executor';
 import {ReportExecutor} from '../executors/report.executor';
 import type {TaskExecutor} from '../executors/task-executor';
 import {WorkerExecutor} from '../executors/worker.executor';
-import {AppBindings, ConsumerBindings, LoggingBindings} from '../keys';
+import {
+  AppBindings,
+  ConsumerBindings,
+  LoggingBindings,
+  MetricsBindings,
+} from '../keys';
+import {cached, Metrics} from '../metrics/metrics';
+import {
+  readFailedTasksStored,
+  SCRAPE_CACHE_MS,
+} from '../metrics/scrape-readers';
+import {watchQueueGauges} from '../metrics/queue-gauges';
 import {componentLogger, Logger} from '../logging/logger';
 import {AmqpConnection} from '../queue/amqp-connection';
 import type {TaskType} from '../queue/task-message';
 import {
   assertTopology,
   brokerTopology,
+  HTTP_QUEUE,
   REPORT_QUEUE,
   retrySettings,
   TASK_QUEUE,
 } from '../queue/topology';
+import {FailureNotices} from '../notices/failure-notices';
+import {NoticeTimer} from '../notices/notice-timer';
 import {FailedTaskConsumer} from './failed-task-consumer';
 import {isCrashLooping} from './crash-loop-guard';
 import {createLedgerPool, RunLedger} from './run-ledger';
 import {HandOff, TaskConsumer} from './task-consumer';
+import {databaseTarget} from '../config';
 
 export const CONSUMER_CONTEXT = 'cron-worker';
 /** After SIGTERM, how long a worker or report child gets before SIGKILL. */
@@ -42,9 +58,11 @@ export class ConsumerObserver implements LifeCycleObserver {
   private pool?: Pool;
   private ledgerPool?: Pool;
   private connection?: AmqpConnection;
-  private tasks?: TaskConsumer;
+  private tasks: TaskConsumer[] = [];
   private reports: TaskConsumer[] = [];
+  private httpCalls: TaskConsumer[] = [];
   private failed?: FailedTaskConsumer;
+  private notices?: NoticeTimer;
   private stopping?: Promise<void>;
 
   constructor(
@@ -54,6 +72,8 @@ export class ConsumerObserver implements LifeCycleObserver {
     private readonly executorOverrides: Partial<
       Record<TaskType, TaskExecutor>
     > = {},
+    @inject(MetricsBindings.METRICS, {optional: true})
+    private readonly metrics?: Metrics,
   ) {
     this.logger = componentLogger(logger, CONSUMER_CONTEXT);
   }
@@ -62,17 +82,20 @@ export class ConsumerObserver implements LifeCycleObserver {
     this.stopping = undefined;
     const {config} = this;
     const settings = retrySettings(config);
+    const channels = config.cronWorkerChannels;
+    // Each task channel may hold a connection of each pool at once.
     this.pool = createPool(
-      config.databaseUrl,
+      databaseTarget(config),
       this.logger,
-      5,
+      Math.max(5, channels + 3),
       statementTimeout(config.dbStatementTimeoutMs),
     );
     const ledgerPool = createLedgerPool(
-      config.databaseUrl,
+      databaseTarget(config),
       this.logger,
       config.cronLedgerDurableCommit,
       config.dbStatementTimeoutMs,
+      Math.max(2, channels + 1),
     );
     this.ledgerPool = ledgerPool;
     this.connection = new AmqpConnection(config.amqpUrl, this.logger, {
@@ -82,18 +105,26 @@ export class ConsumerObserver implements LifeCycleObserver {
           brokerTopology(settings),
         ),
     });
+    // One 'connected' listener per subscription: many HTTP consumers are no leak.
+    this.connection.setMaxListeners(
+      10 + channels + config.reports.concurrency + config.httpTasks.concurrency,
+    );
     // The consumer's main pool commits durably: it flushes start marks.
-    const ledger = new RunLedger(ledgerPool, this.pool);
+    const ledger = new RunLedger(
+      ledgerPool,
+      this.pool,
+      config.databasePoolMode,
+    );
     const consumerFor = (
       queue: string,
       executors: Record<TaskType, TaskExecutor>,
       prefetch: number,
-      handOff?: HandOff,
+      handOffs?: HandOff[],
     ) =>
       new TaskConsumer({
         connection: this.connection!,
         queue,
-        handOff,
+        handOffs,
         ledger,
         isCrashLooping: (id, retryCount) =>
           isCrashLooping(ledgerPool, id, retryCount),
@@ -101,12 +132,20 @@ export class ConsumerObserver implements LifeCycleObserver {
         retry: settings,
         prefetch,
         logger: this.logger,
+        metrics: this.metrics,
       });
-    this.tasks = consumerFor(
-      TASK_QUEUE,
-      this.executors(config.cronTaskTimeoutMs),
-      config.cronWorkerPrefetch,
-      {types: new Set(['report']), queue: REPORT_QUEUE},
+    // Several channels let one process overlap one task's database and
+    // broker waits with another's; each still runs one task at a time.
+    this.tasks = Array.from({length: channels}, () =>
+      consumerFor(
+        TASK_QUEUE,
+        this.executors(config.cronTaskTimeoutMs),
+        config.cronWorkerPrefetch,
+        [
+          {types: new Set(['report']), queue: REPORT_QUEUE},
+          {types: new Set(['http']), queue: HTTP_QUEUE},
+        ],
+      ),
     );
     // Reports run beside cron tasks, never in their slot: each report
     // consumer holds one report at a time (prefetch 1), so an idle one
@@ -118,27 +157,48 @@ export class ConsumerObserver implements LifeCycleObserver {
         1,
       ),
     );
+    // Likewise HTTP calls: a target that hangs until its timeout holds one
+    // of these, never a cron or report slot, and the others keep calling.
+    this.httpCalls = Array.from({length: config.httpTasks.concurrency}, () =>
+      consumerFor(HTTP_QUEUE, this.executors(config.cronTaskTimeoutMs), 1),
+    );
     this.failed = new FailedTaskConsumer(
       this.connection,
       this.pool,
       this.logger,
     );
+    this.notices = new NoticeTimer(
+      new FailureNotices(
+        this.pool,
+        config.failureNoticeIntervalMs,
+        this.logger,
+      ),
+      this.logger,
+    );
+    this.readAtScrape(this.connection, this.pool, settings);
     await this.connection.start();
-    await this.tasks.start();
+    for (const tasks of this.tasks) await tasks.start();
     for (const reports of this.reports) await reports.start();
+    for (const calls of this.httpCalls) await calls.start();
     await this.failed.start();
+    this.notices.start();
     this.logger.info('cron-worker started', {
       prefetch: config.cronWorkerPrefetch,
+      channels,
       report_concurrency: config.reports.concurrency,
+      http_concurrency: config.httpTasks.concurrency,
       max_retries: config.cronMaxRetries,
     });
   }
 
   /** Why this process consumes nothing right now, or undefined while both queues are subscribed. */
   notConsuming(): string | undefined {
-    if (!this.tasks?.consuming) return 'not subscribed to cron_scheduler';
+    if (this.tasks.length === 0 || this.tasks.some(tasks => !tasks.consuming))
+      return 'not subscribed to cron_scheduler';
     if (this.reports.some(reports => !reports.consuming))
       return 'not subscribed to cron_scheduler_reports';
+    if (this.httpCalls.some(calls => !calls.consuming))
+      return 'not subscribed to cron_scheduler_http';
     if (!this.failed?.consuming)
       return 'not subscribed to cron_scheduler_failed';
     return undefined;
@@ -165,8 +225,33 @@ export class ConsumerObserver implements LifeCycleObserver {
         env: reportChildEnv(config),
       }),
       reminder: new ReminderExecutor(pool),
+      http: new HttpExecutor(pool, {
+        outboundAllow: config.httpTasks.outboundAllow,
+        timeZone: config.cronTimeZone,
+      }),
       ...this.executorOverrides,
     };
+  }
+
+  /** Queue depths and stored failures, read when Prometheus scrapes. */
+  private readAtScrape(
+    connection: AmqpConnection,
+    pool: Pool,
+    settings: ReturnType<typeof retrySettings>,
+  ): void {
+    const {metrics} = this;
+    if (!metrics) return;
+    const names = brokerTopology(settings).queues.map(queue => queue.name);
+    watchQueueGauges(metrics, connection, names, this.logger);
+    const stored = cached(SCRAPE_CACHE_MS, () => readFailedTasksStored(pool));
+    metrics.onScrape(
+      'failedTasksStored',
+      async gauge => gauge.set(await stored()),
+      error =>
+        this.logger.warn('Metrics: stored failed tasks unreadable', {
+          error: error.message,
+        }),
+    );
   }
 
   stop(): Promise<void> {
@@ -177,10 +262,12 @@ export class ConsumerObserver implements LifeCycleObserver {
   private async shutDown(): Promise<void> {
     const grace = this.config.cronShutdownGraceMs;
     await Promise.all([
-      this.tasks?.stop(grace),
+      ...this.tasks.map(tasks => tasks.stop(grace)),
       ...this.reports.map(reports => reports.stop(grace)),
+      ...this.httpCalls.map(calls => calls.stop(grace)),
     ]);
     await this.failed?.stop();
+    await this.notices?.stop();
     await this.connection?.stop();
     await this.pool?.end();
     await this.ledgerPool?.end();

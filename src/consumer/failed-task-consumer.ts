@@ -111,12 +111,20 @@ export class FailedTaskConsumer {
         message.properties.headers?.['x-execution-id'],
       );
       await this.pool.query(
-        `INSERT INTO failed_task
-           (execution_id, scheduler_id, type, task_id, params_scheduler, payload,
-            failed_reason, retry_count, failed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         -- A second delivery of a run's failure (its ack was lost) is stored once.
-         ON CONFLICT (execution_id) WHERE execution_id IS NOT NULL DO NOTHING`,
+        `WITH parked AS (
+           INSERT INTO failed_task
+             (execution_id, scheduler_id, type, task_id, params_scheduler, payload,
+              failed_reason, retry_count, failed_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           -- A second delivery of a run's failure (its ack was lost) is stored once.
+           ON CONFLICT (execution_id) WHERE execution_id IS NOT NULL DO NOTHING
+           RETURNING id, scheduler_id
+         )
+         -- The failure notice's outbox row, in the same statement: a crash
+         -- after this point still tells the owner, and only once.
+         INSERT INTO failure_notice_outbox (failed_task_id, scheduler_id)
+         SELECT p.id, p.scheduler_id FROM parked p
+           JOIN scheduler s ON s.id = p.scheduler_id`,
         [
           Number.isSafeInteger(executionId) && executionId > 0
             ? executionId

@@ -1,10 +1,13 @@
 import type {Pool} from 'pg';
 import {
   createPool,
+  DatabaseTarget,
+  PoolMode,
   DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS,
   statementTimeout,
 } from '../database/pg-pool';
 import type {Logger} from '../logging/logger';
+import type {SqlFragment} from '../executors/task-executor';
 
 /**
  * The ledger's own small pool. Unless `durableCommit`, its sessions commit
@@ -13,15 +16,18 @@ import type {Logger} from '../logging/logger';
  * flush, which costs about 1.2 ms per commit on this class of disk and would
  * cap a prefetch-1 consumer near 400 tasks/s. Only a PostgreSQL server crash
  * can lose the last marks (at most 3 x wal_writer_delay, 600 ms by default);
- * messages are never lost, because acks live in the broker.
+ * messages are never lost, because acks live in the broker. Behind a
+ * transaction pooler no session setting travels, so marks then commit as the
+ * server's default says (durably, unless the pooler sets otherwise).
  */
 export function createLedgerPool(
-  databaseUrl: string,
+  database: string | DatabaseTarget,
   logger: Logger,
   durableCommit: boolean,
   statementTimeoutMs = DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS,
+  size = 2,
 ): Pool {
-  return createPool(databaseUrl, logger, 2, {
+  return createPool(database, logger, size, {
     ...statementTimeout(statementTimeoutMs),
     ...(durableCommit ? {} : {synchronous_commit: 'off'}),
   });
@@ -46,6 +52,13 @@ export class RunLedger {
   constructor(
     private readonly pool: Pool,
     private readonly durablePool: Pool = pool,
+    /**
+     * Named statements are parsed once per server session; behind a
+     * transaction pooler a session is not ours to keep, so there they are
+     * sent unnamed (PgBouncer 1.18 would hand one client's statement to
+     * another's session: "already exists" / "does not exist").
+     */
+    private readonly poolMode: PoolMode = 'session',
   ) {}
 
   /**
@@ -76,7 +89,7 @@ export class RunLedger {
     ] as const) {
       const {rowCount} = await pool.query({
         // Named: parsed and planned once per connection, not once per task.
-        name,
+        ...(this.poolMode === 'session' ? {name} : {}),
         text: `UPDATE scheduler_execution
                   SET status = 'running', attempts = attempts + 1, started_at = $2,
                       finished_at = NULL, duration_ms = NULL, last_retry_count = $3
@@ -113,14 +126,34 @@ export class RunLedger {
     error?: string,
   ): Promise<void> {
     if (executionId === undefined) return;
+    // Unnamed: a named prepared statement lives in one server session, which
+    // a transaction pooler does not keep for us.
     await this.pool.query({
-      name: 'ledger-finished',
       text: `UPDATE scheduler_execution
                 SET status = $2, finished_at = $3, duration_ms = $4,
                     last_error = COALESCE($5, last_error)
               WHERE id = $1`,
       values: [executionId, status, at, Math.round(durationMs), error ?? null],
     });
+  }
+
+  /**
+   * The success mark of `finished` as an UPDATE for a CTE of the task's own
+   * statement, applied only when `condition` holds (see TaskContext.successMark).
+   */
+  successMark(
+    executionId: number,
+    at: Date,
+    durationMs: number,
+    first: number,
+    condition: string,
+  ): SqlFragment {
+    return {
+      text: `UPDATE scheduler_execution
+                SET status = 'succeeded', finished_at = $${first}, duration_ms = $${first + 1}
+              WHERE id = $${first + 2} AND (${condition})`,
+      values: [at, Math.round(durationMs), executionId],
+    };
   }
 
   /** A shutdown interrupted the run: it waits for redelivery again. */

@@ -28,6 +28,10 @@ import {retryMark} from './retry-mark';
 import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
 import type {RunLedger, StartDecision} from './run-ledger';
 import {Subscription} from './subscription';
+import type {Metrics} from '../metrics/metrics';
+import {failureReason} from '../metrics/failure-reason';
+import {isSaneRequestId} from '../logging/request-context';
+import {REQUEST_ID_MESSAGE_HEADER} from '../queue/task-publisher';
 
 /** Task types another queue's consumers run: the message is moved there. */
 export interface HandOff {
@@ -39,8 +43,8 @@ export interface TaskConsumerOptions {
   connection: AmqpConnection;
   /** The queue consumed; `cron_scheduler` unless set (the report queue). */
   queue?: string;
-  /** Moves these task types to their own queue instead of running them here. */
-  handOff?: HandOff;
+  /** Moves these task types to their own queues instead of running them here. */
+  handOffs?: HandOff[];
   ledger: RunLedger;
   executors: Record<TaskType, TaskExecutor>;
   retry: RetrySettings;
@@ -56,6 +60,8 @@ export interface TaskConsumerOptions {
   outcomeMarkRetryMs?: number;
   /** First wait before a delivery that could not be started is requeued; doubles up to 10 s. */
   requeueDelayMs?: number;
+  /** The consumer's Prometheus metrics. */
+  metrics?: Metrics;
 }
 
 /** Default of outcomeMarkRetryMs: with the kill grace, well inside the broker's consumer timeout. */
@@ -269,8 +275,9 @@ export class TaskConsumer {
       await this.park(channel, delivery, undefined, error.message, retryCount);
       return;
     }
-    if (this.options.handOff?.types.has(task.type)) {
-      await this.handOver(channel, delivery, this.options.handOff.queue);
+    const handOff = this.options.handOffs?.find(h => h.types.has(task.type));
+    if (handOff) {
+      await this.handOver(channel, delivery, handOff.queue);
       return;
     }
     const executionId = executionIdOf(headers);
@@ -284,6 +291,10 @@ export class TaskConsumer {
       attempt,
       // Redelivered after a consumer or connection died mid-task, not a retry.
       ...(message.fields.redelivered ? {redelivered: true} : {}),
+      // The API request that caused the run (run now, re-drive), when sane.
+      ...(isSaneRequestId(headers[REQUEST_ID_MESSAGE_HEADER])
+        ? {request_id: headers[REQUEST_ID_MESSAGE_HEADER]}
+        : {}),
     });
     const {ledger} = this.options;
     if (
@@ -309,10 +320,12 @@ export class TaskConsumer {
       return;
     }
     logger.info('Task started');
+    this.recordStart(task, headers, retryCount);
     const started = process.hrtime.bigint();
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
     const controller = new AbortController();
     this.running = {controller, channel};
+    let successRecorded = false;
     const context: TaskContext = {
       message: task,
       params: schedulerParamsOf(task),
@@ -320,6 +333,20 @@ export class TaskConsumer {
       attempt,
       logger,
       signal: controller.signal,
+      ...(executionId === undefined
+        ? {}
+        : {
+            successMark: (first: number, condition: string) => {
+              successRecorded = true;
+              return ledger.successMark(
+                executionId,
+                this.clock(),
+                elapsed(),
+                first,
+                condition,
+              );
+            },
+          }),
     };
     try {
       await this.options.executors[task.type].execute(context);
@@ -350,12 +377,18 @@ export class TaskConsumer {
       return;
     } finally {
       this.running = undefined;
+      this.options.metrics?.count('tasksInProgress', {}, -1);
+      this.options.metrics?.set('consumerLastTask', {}, Date.now() / 1000);
     }
     const duration = elapsed();
-    await this.markOutcome(
-      () => ledger.finished(executionId, 'succeeded', this.clock(), duration),
-      logger,
-    );
+    this.recordDuration(task, 'succeeded', duration);
+    // Unless the executor's own statement already committed the mark.
+    if (!successRecorded) {
+      await this.markOutcome(
+        () => ledger.finished(executionId, 'succeeded', this.clock(), duration),
+        logger,
+      );
+    }
     logger.info('Task succeeded', {duration_ms: Math.round(duration)});
     delivery.ack();
   }
@@ -373,7 +406,9 @@ export class TaskConsumer {
     const {retry, ledger} = this.options;
     const executionId = executionIdOf(message.properties.headers ?? {});
     const reason = error.message;
-    if (retryCount < retry.maxRetries) {
+    const willRetry = retryCount < retry.maxRetries;
+    this.recordFailure(task, error, willRetry, durationMs);
+    if (willRetry) {
       const tier = retryTier(retryCount + 1, retry);
       await publishConfirmed(
         channel,
@@ -430,6 +465,53 @@ export class TaskConsumer {
     });
   }
 
+  /** In progress, and the queue wait of a first attempt (publish → start). */
+  private recordStart(
+    task: TaskMessage,
+    headers: Headers,
+    retryCount: number,
+  ): void {
+    const {metrics} = this.options;
+    if (!metrics) return;
+    metrics.count('tasksInProgress');
+    const publishedAt = Number(headers['x-published-at']);
+    // A retry's wait holds its tier's delay: only first attempts measure the queue.
+    if (retryCount === 0 && Number.isFinite(publishedAt) && publishedAt > 0) {
+      metrics.observe(
+        'taskQueueWait',
+        {type: task.type},
+        Math.max(0, Date.now() - publishedAt) / 1000,
+      );
+    }
+  }
+
+  private recordDuration(
+    task: TaskMessage,
+    outcome: 'succeeded' | 'retry' | 'failed' | 'timeout',
+    durationMs: number,
+  ): void {
+    this.options.metrics?.observe(
+      'taskDuration',
+      {type: task.type, outcome},
+      durationMs / 1000,
+    );
+  }
+
+  private recordFailure(
+    task: TaskMessage,
+    error: Error,
+    willRetry: boolean,
+    durationMs: number,
+  ): void {
+    const reason = failureReason(error);
+    const outcome =
+      reason === 'timeout' ? 'timeout' : willRetry ? 'retry' : 'failed';
+    this.recordDuration(task, outcome, durationMs);
+    if (willRetry)
+      this.options.metrics?.count('taskRetries', {type: task.type});
+    else this.options.metrics?.count('taskFailures', {type: task.type, reason});
+  }
+
   /**
    * Moves a message to the queue whose consumers run its type: published
    * unchanged (headers, retry count, ids) and confirmed before the ack, so
@@ -464,6 +546,10 @@ export class TaskConsumer {
     const check = this.options.isCrashLooping;
     if (!check || !(await check(executionId, retryCount))) return false;
     await this.park(channel, delivery, task, CRASH_LOOP_REASON, retryCount);
+    this.options.metrics?.count('taskFailures', {
+      type: task.type,
+      reason: 'crash_loop',
+    });
     // Parked and acked: the outcome is retried like any other, never requeued.
     await this.markOutcome(
       () =>
@@ -507,6 +593,10 @@ export class TaskConsumer {
       {...message.properties, contentType: 'application/json'},
     );
     if (!task) {
+      this.options.metrics?.count('taskFailures', {
+        type: 'unknown',
+        reason: 'poison',
+      });
       this.options.logger.error('Poison message parked in the failed queue', {
         failed_reason: reason,
       });

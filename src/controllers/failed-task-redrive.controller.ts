@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {
@@ -15,7 +16,8 @@ import {OPERATORS} from '../auth/roles';
 import type {AppConfig} from '../config';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
-import {AppBindings} from '../keys';
+import {AppBindings, MetricsBindings} from '../keys';
+import type {Metrics} from '../metrics/metrics';
 import {FailedTask, Scheduler, SchedulerExecution} from '../models';
 import {markPublished} from '../database/mark-published';
 import {BrokerService} from '../queue/broker.service';
@@ -32,7 +34,7 @@ export interface RedriveResult {
 
 /** POST /failed-tasks/{id}/redrive: run a failed task again as a fresh task. */
 @oas.tags('FailedTask')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 export class FailedTaskRedriveController {
   constructor(
     @inject('repositories.FailedTaskRepository')
@@ -45,6 +47,7 @@ export class FailedTaskRedriveController {
     @inject(SecurityBindings.USER) private readonly user: CurrentUser,
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
     @inject(RestBindings.Http.RESPONSE) private readonly response: Response,
+    @inject(MetricsBindings.METRICS) private readonly metrics: Metrics,
   ) {}
 
   @post('/failed-tasks/{id}/redrive', {
@@ -132,6 +135,7 @@ export class FailedTaskRedriveController {
       params_scheduler: JSON.stringify(params),
     };
     const {executionId, executionKey} = await this.storeRun(id, message);
+    this.metrics.count('redrives');
     const confirmed = await publisher.publish([
       {executionId, executionKey, message},
     ]);

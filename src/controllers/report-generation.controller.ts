@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {oas, post, requestBody, Response, RestBindings} from '@loopback/rest';
@@ -45,7 +46,7 @@ function publicReceipt({email, ...rest}: DeliveryReceipt): DeliveryReceipt {
 
 /** POST /reports/generate: run a report now, or queue it as a task. */
 @oas.tags('Report')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 export class ReportGenerationController {
   constructor(
     @inject('services.ReportGenerationService')

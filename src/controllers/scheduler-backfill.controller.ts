@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {
@@ -20,9 +21,11 @@ import type {EntityRepository} from '../crud/repositories';
 import {markPublished} from '../database/mark-published';
 import {repositorySql} from '../database/repository-sql';
 import {AppBindings, ProducerBindings} from '../keys';
-import {Scheduler} from '../models';
+import {compiledCalendars} from '../calendars/compiled-calendars';
+import {Calendar, Scheduler} from '../models';
 import {BrokerService} from '../queue/broker.service';
 import {taskMessageFor} from '../queue/task-message';
+import {calendarMatches, calendarVerdict} from '../scheduling/calendar-match';
 import {compileCron} from '../scheduling/compiled-cron';
 import {executionKey} from '../scheduling/execution-key';
 import {MINUTE_MS} from '../scheduling/slots';
@@ -31,6 +34,13 @@ import {fieldError, validationError} from '../validation/validation-error';
 import {changeReason} from './scheduler-run.controller';
 
 export const MAX_BACKFILL_SLOTS = 1000;
+
+interface SkippedSlot {
+  at: string;
+  calendar_id: number;
+  calendar_name: string;
+  reason: string;
+}
 
 interface BackfillBody {
   from: string;
@@ -41,12 +51,14 @@ interface BackfillBody {
 
 /** POST /schedulers/{id}/backfill: run the slots a recurring scheduler missed. */
 @oas.tags('Scheduler')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 export class SchedulerBackfillController {
   constructor(
     @inject('repositories.SchedulerRepository')
     private readonly schedulers: EntityRepository<Scheduler>,
     @inject('services.BrokerService') private readonly broker: BrokerService,
+    @inject('repositories.CalendarRepository')
+    private readonly calendars: EntityRepository<Calendar>,
     @inject(SecurityBindings.USER) private readonly user: CurrentUser,
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
     @inject(RestBindings.Http.REQUEST) private readonly request: Request,
@@ -57,7 +69,7 @@ export class SchedulerBackfillController {
 
   @post('/schedulers/{id}/backfill', {
     summary: 'Backfill the slots of a time range',
-    description: `The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most ${MAX_BACKFILL_SLOTS}, and not in the future). With dry_run: 200 {slots, count}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.`,
+    description: `The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most ${MAX_BACKFILL_SLOTS}, and not in the future). Slots the scheduler's calendars skip are never run: the dry run lists them under skipped (with the calendar); a real backfill ledgers them as skipped with the reason and counts them in skipped. With dry_run: 200 {slots, count, skipped}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.`,
     responses: {
       '200': {
         description: 'Dry run: the slots that would be claimed',
@@ -72,6 +84,20 @@ export class SchedulerBackfillController {
                   items: {type: 'string', format: 'date-time'},
                 },
                 count: {type: 'integer'},
+                skipped: {
+                  type: 'array',
+                  description: 'Slots the calendars skip, with the calendar',
+                  items: {
+                    type: 'object',
+                    title: 'BackfillSkippedSlot',
+                    properties: {
+                      at: {type: 'string', format: 'date-time'},
+                      calendar_id: {type: 'integer'},
+                      calendar_name: {type: 'string'},
+                      reason: {type: 'string'},
+                    },
+                  },
+                },
               },
             },
           },
@@ -88,6 +114,11 @@ export class SchedulerBackfillController {
                 claimed: {type: 'integer'},
                 already_claimed: {type: 'integer'},
                 published: {type: 'integer'},
+                skipped: {
+                  type: 'integer',
+                  description:
+                    'Slots ledgered as skipped because a calendar skips them',
+                },
               },
             },
           },
@@ -120,8 +151,13 @@ export class SchedulerBackfillController {
     })
     body: BackfillBody,
   ): Promise<
-    | {slots: string[]; count: number}
-    | {claimed: number; already_claimed: number; published: number}
+    | {slots: string[]; count: number; skipped: SkippedSlot[]}
+    | {
+        claimed: number;
+        already_claimed: number;
+        published: number;
+        skipped: number;
+      }
   > {
     const reason = changeReason(this.request, body.reason);
     const scheduler = await this.schedulers.findById(id).catch(() => {
@@ -130,10 +166,31 @@ export class SchedulerBackfillController {
       );
     });
     const slots = this.slotsOf(scheduler, body);
+    const calendars = await compiledCalendars(
+      this.calendars,
+      scheduler.calendar_ids ?? [],
+    );
+    const skips = slots.map(slot =>
+      calendarVerdict(calendars, calendar => calendarMatches(calendar, slot)),
+    );
     if (body.dry_run) {
+      const toRun = slots.filter((_, i) => !skips[i]);
       return {
-        slots: slots.map(slot => slot.toISOString()),
-        count: slots.length,
+        slots: toRun.map(slot => slot.toISOString()),
+        count: toRun.length,
+        skipped: slots.flatMap((slot, i) => {
+          const skip = skips[i];
+          return skip
+            ? [
+                {
+                  at: slot.toISOString(),
+                  calendar_id: skip.calendarId,
+                  calendar_name: skip.calendarName,
+                  reason: skip.reason,
+                },
+              ]
+            : [];
+        }),
       };
     }
     const publisher = await this.broker.taskPublisher();
@@ -142,6 +199,7 @@ export class SchedulerBackfillController {
       report_id: scheduler.report_id ?? null,
       worker_id: scheduler.worker_id ?? null,
       reminder_id: scheduler.reminder_id ?? null,
+      http_target_id: scheduler.http_target_id ?? null,
       params: scheduler.params ?? {},
     });
     const sql = repositorySql(this.schedulers);
@@ -149,18 +207,20 @@ export class SchedulerBackfillController {
     const claimed = (await sql(
       `WITH claimed AS (
          INSERT INTO scheduler_execution
-           (scheduler_id, execution_key, slot, executed_at, container_id, payload, trigger)
-         SELECT $1, w.key, w.slot, clock_timestamp(), $4, $5::jsonb, 'backfill'
-           FROM unnest($2::text[], $3::timestamptz[]) AS w(key, slot)
+           (scheduler_id, execution_key, slot, executed_at, container_id, payload, trigger,
+            status, status_reason)
+         SELECT $1, w.key, w.slot, clock_timestamp(), $4, $5::jsonb, 'backfill',
+                CASE WHEN w.skip IS NULL THEN 'claimed' ELSE 'skipped' END, w.skip
+           FROM unnest($2::text[], $3::timestamptz[], $10::text[]) AS w(key, slot, skip)
          ON CONFLICT (scheduler_id, execution_key) DO NOTHING
-         RETURNING id, execution_key
+         RETURNING id, execution_key, status
        ), audited AS (
          INSERT INTO audit_event (actor_user_id, action, entity, entity_id, reason, changes)
          SELECT $6, 'backfill', 'scheduler', $1::text, $7,
                 jsonb_build_object('range', jsonb_build_array(NULL, jsonb_build_array($8::text, $9::text)),
                                    'claimed', jsonb_build_array(NULL, (SELECT count(*) FROM claimed)))
        )
-       SELECT id, execution_key FROM claimed`,
+       SELECT id, execution_key, status FROM claimed`,
       [
         id,
         slots.map(executionKey),
@@ -171,10 +231,12 @@ export class SchedulerBackfillController {
         reason ?? null,
         body.from,
         body.to,
+        skips.map(skip => skip?.reason ?? null),
       ],
-    )) as Array<{id: string | number; execution_key: string}>;
+    )) as Array<{id: string | number; execution_key: string; status: string}>;
+    const toSend = claimed.filter(row => row.status !== 'skipped');
     const confirmed = await publisher.publish(
-      claimed.map(row => ({
+      toSend.map(row => ({
         executionId: Number(row.id),
         executionKey: row.execution_key,
         message,
@@ -188,9 +250,10 @@ export class SchedulerBackfillController {
     }
     this.response.status(202);
     return {
-      claimed: claimed.length,
+      claimed: toSend.length,
       already_claimed: slots.length - claimed.length,
       published: confirmed.size,
+      skipped: claimed.length - toSend.length,
     };
   }
 

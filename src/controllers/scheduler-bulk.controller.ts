@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {Context, inject} from '@loopback/core';
 import {
@@ -16,9 +17,9 @@ import {OPERATORS} from '../auth/roles';
 import type {AppConfig} from '../config';
 import {auditedWrite, visible} from '../crud/audited-write';
 import type {EntityRepository} from '../crud/repositories';
-import {AppBindings} from '../keys';
+import {AppBindings, ProducerBindings} from '../keys';
 import {toHttpError} from '../middleware/error-mapping';
-import {Scheduler} from '../models';
+import {Calendar, Scheduler} from '../models';
 import {BrokerService} from '../queue/broker.service';
 import {schedulerHooks} from '../resources/scheduler.hooks';
 import {changeReason, SchedulerRunController} from './scheduler-run.controller';
@@ -36,7 +37,7 @@ export interface BulkItemResult {
 
 /** POST /schedulers/bulk: one action on many schedulers, each judged alone. */
 @oas.tags('Scheduler')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 export class SchedulerBulkController {
   constructor(
     @inject('repositories.SchedulerRepository')
@@ -132,7 +133,7 @@ export class SchedulerBulkController {
     reason: string | undefined,
   ): Promise<number> {
     if (action === 'run') {
-      await this.runner().runNow(id, {reason});
+      await (await this.runner()).runNow(id, {reason});
       return 202;
     }
     const current = await this.schedulers.findById(id);
@@ -175,7 +176,7 @@ export class SchedulerBulkController {
     return 200;
   }
 
-  private runner(): SchedulerRunController {
+  private async runner(): Promise<SchedulerRunController> {
     return new SchedulerRunController(
       this.schedulers,
       this.broker,
@@ -183,6 +184,11 @@ export class SchedulerBulkController {
       this.config,
       this.request,
       this.response,
+      await this.context.get<EntityRepository<Calendar>>(
+        'repositories.CalendarRepository',
+      ),
+      (await this.context.get(ProducerBindings.CLOCK, {optional: true})) ??
+        (() => new Date()),
     );
   }
 }

@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {get, getModelSchemaRef, HttpErrors, oas, param} from '@loopback/rest';
@@ -27,7 +28,7 @@ const EXECUTION_TRIGGERS = [
 
 /** GET /schedulers/{id}/executions: a scheduler's runs, newest first. */
 @oas.tags('Scheduler')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 export class SchedulerHistoryController {
   constructor(
     @inject('repositories.SchedulerRepository')

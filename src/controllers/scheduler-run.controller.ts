@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {
@@ -21,18 +22,32 @@ import type {EntityRepository} from '../crud/repositories';
 import {markPublished} from '../database/mark-published';
 import {repositorySql} from '../database/repository-sql';
 import {workerParamKeyProblems} from '../executors/worker-params';
-import {AppBindings} from '../keys';
-import {Scheduler} from '../models';
+import {compiledCalendars} from '../calendars/compiled-calendars';
+import {AppBindings, ProducerBindings} from '../keys';
+import {Calendar, Scheduler} from '../models';
+import {calendarMatches, calendarVerdict} from '../scheduling/calendar-match';
+import {minuteSlot} from '../scheduling/slots';
 import {BrokerService} from '../queue/broker.service';
 import type {TaskMessage, TaskType} from '../queue/task-message';
 import {fieldError, validationError} from '../validation/validation-error';
+
+export interface RunNowRequest {
+  params?: Record<string, unknown>;
+  reason?: string;
+  ignore_calendars?: boolean;
+}
 
 export interface RunNowResult {
   execution_id: number;
   execution_key: string;
   trigger: 'manual';
-  /** published: the broker confirmed it; pending: the sweeper publishes the stored run. */
-  status: 'published' | 'pending';
+  /**
+   * published: the broker confirmed it; pending: the sweeper publishes the
+   * stored run; skipped: a calendar of the scheduler skips this minute (the
+   * ledger row says so, and `reason` why).
+   */
+  status: 'published' | 'pending' | 'skipped';
+  reason?: string;
 }
 
 /** The reason of a change: the body's, else the X-Change-Reason header. */
@@ -58,12 +73,15 @@ export function changeReason(
 function taskOf(scheduler: Scheduler): {type: TaskType; id: number} {
   if (scheduler.report_id) return {type: 'report', id: scheduler.report_id};
   if (scheduler.worker_id) return {type: 'worker', id: scheduler.worker_id};
-  return {type: 'reminder', id: scheduler.reminder_id!};
+  if (scheduler.reminder_id) {
+    return {type: 'reminder', id: scheduler.reminder_id};
+  }
+  return {type: 'http', id: scheduler.http_target_id!};
 }
 
 /** POST /schedulers/{id}/run: run a scheduler's task once, now. */
 @oas.tags('Scheduler')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 export class SchedulerRunController {
   constructor(
     @inject('repositories.SchedulerRepository')
@@ -73,6 +91,10 @@ export class SchedulerRunController {
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
     @inject(RestBindings.Http.REQUEST) private readonly request: Request,
     @inject(RestBindings.Http.RESPONSE) private readonly response: Response,
+    @inject('repositories.CalendarRepository')
+    private readonly calendars: EntityRepository<Calendar>,
+    @inject(ProducerBindings.CLOCK, {optional: true})
+    private readonly clock: () => Date = () => new Date(),
   ) {}
 
   @post('/schedulers/{id}/run', {
@@ -91,7 +113,15 @@ export class SchedulerRunController {
                 execution_id: {type: 'integer'},
                 execution_key: {type: 'string'},
                 trigger: {type: 'string', enum: ['manual']},
-                status: {type: 'string', enum: ['published', 'pending']},
+                status: {
+                  type: 'string',
+                  enum: ['published', 'pending', 'skipped'],
+                },
+                reason: {
+                  type: 'string',
+                  description:
+                    'Why it was skipped: the calendar that skips this minute',
+                },
               },
             },
           },
@@ -118,12 +148,17 @@ export class SchedulerRunController {
                 description: "Params for this run instead of the scheduler's",
               },
               reason: {type: 'string', maxLength: MAX_REASON_LENGTH},
+              ignore_calendars: {
+                type: 'boolean',
+                description:
+                  "Run even when the scheduler's calendars skip this minute (audited)",
+              },
             },
           },
         },
       },
     })
-    body: {params?: Record<string, unknown>; reason?: string} | null = {},
+    body: RunNowRequest | null = {},
   ): Promise<RunNowResult> {
     const result = await this.runNow(id, body ?? {});
     this.response.status(202);
@@ -131,10 +166,7 @@ export class SchedulerRunController {
   }
 
   /** Claims, stores and publishes one manual run (also used by bulk actions). */
-  async runNow(
-    id: number,
-    body: {params?: Record<string, unknown>; reason?: string},
-  ): Promise<RunNowResult> {
+  async runNow(id: number, body: RunNowRequest): Promise<RunNowResult> {
     const reason = changeReason(this.request, body.reason);
     const scheduler = await this.schedulers.findById(id).catch(() => {
       throw new HttpErrors.NotFound(
@@ -169,17 +201,29 @@ export class SchedulerRunController {
     };
     const executionKey = `manual-${randomUUID()}`;
     const sql = repositorySql(this.schedulers);
+    const skip = body.ignore_calendars
+      ? undefined
+      : calendarVerdict(
+          await compiledCalendars(this.calendars, scheduler.calendar_ids ?? []),
+          calendar => calendarMatches(calendar, minuteSlot(this.clock())),
+        );
+    const changes: Record<string, unknown[]> = {
+      execution_key: [null, executionKey],
+    };
+    if (body.ignore_calendars) changes.ignore_calendars = [null, true];
+    if (skip) changes.skipped = [null, skip.reason];
     // One statement: the run (with its message, the outbox) and its audit event.
     const rows = (await sql(
       `WITH run AS (
          INSERT INTO scheduler_execution
-           (scheduler_id, execution_key, container_id, payload, trigger)
-         VALUES ($1, $2, $3, $4::jsonb, 'manual')
+           (scheduler_id, execution_key, container_id, payload, trigger,
+            status, status_reason)
+         VALUES ($1, $2, $3, $4::jsonb, 'manual',
+                 CASE WHEN $8::text IS NULL THEN 'claimed' ELSE 'skipped' END, $8)
          RETURNING id
        ), audited AS (
          INSERT INTO audit_event (actor_user_id, action, entity, entity_id, reason, changes)
-         SELECT $5, 'run', 'scheduler', $1::text, $6,
-                jsonb_build_object('execution_key', jsonb_build_array(NULL, $2::text))
+         SELECT $5, 'run', 'scheduler', $1::text, $6, $7::jsonb
            FROM run
        )
        SELECT id FROM run`,
@@ -190,9 +234,20 @@ export class SchedulerRunController {
         JSON.stringify(message),
         this.user.id,
         reason ?? null,
+        JSON.stringify(changes),
+        skip?.reason ?? null,
       ],
     )) as Array<{id: string | number}>;
     const executionId = Number(rows[0].id);
+    if (skip) {
+      return {
+        execution_id: executionId,
+        execution_key: executionKey,
+        trigger: 'manual',
+        status: 'skipped',
+        reason: skip.reason,
+      };
+    }
     const confirmed = await publisher.publish([
       {executionId, executionKey, message},
     ]);

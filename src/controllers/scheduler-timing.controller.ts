@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {get, HttpErrors, oas, param, post, requestBody} from '@loopback/rest';
@@ -7,15 +8,29 @@ import type {AppConfig} from '../config';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
 import {AppBindings, ProducerBindings} from '../keys';
-import {Scheduler} from '../models';
+import {Calendar, Scheduler} from '../models';
+import {compiledCalendars} from '../calendars/compiled-calendars';
 import {compileCron} from '../scheduling/compiled-cron';
 import {describeCron, describeOnce} from '../scheduling/describe-schedule';
-import {upcomingRuns} from '../scheduling/upcoming-runs';
-import {validationError} from '../validation/validation-error';
+import {
+  calendarMatches,
+  calendarVerdict,
+  CompiledCalendar,
+} from '../scheduling/calendar-match';
+import {plannedFires} from '../scheduling/planned-fires';
+import {minuteSlot} from '../scheduling/slots';
+import {fieldError, validationError} from '../validation/validation-error';
 import {timingRuleErrors} from '../validation/scheduler-rules';
 
 export const MAX_RUNS_LISTED = 100;
 const DEFAULT_RUNS_LISTED = 10;
+
+export interface SkippedRun {
+  at: string;
+  calendar_id: number;
+  calendar_name: string;
+  reason: string;
+}
 
 export interface UpcomingRuns {
   timezone: string;
@@ -23,13 +38,21 @@ export interface UpcomingRuns {
   /** False for a paused scheduler: it has no upcoming runs until resumed. */
   active: boolean;
   runs: string[];
+  /** Fires its calendars skip, up to the last listed run. */
+  skipped: SkippedRun[];
 }
 
 interface Timing {
   schedule?: string | null;
   date_time?: Date | string | null;
   timezone?: string | null;
+  calendar_ids?: number[] | null;
+  starts_at?: Date | string | null;
+  ends_at?: Date | string | null;
 }
+
+const instantOrNull = (value: Date | string | null | undefined) =>
+  value === undefined || value === null ? null : new Date(value);
 
 const RUNS_SCHEMA = {
   type: 'object',
@@ -45,7 +68,24 @@ const RUNS_SCHEMA = {
     runs: {
       type: 'array',
       items: {type: 'string', format: 'date-time'},
-      description: 'Upcoming runs, ISO 8601 UTC, within the next five years',
+      description:
+        'Upcoming runs that will fire, ISO 8601 UTC, within the next five years and the active window',
+    },
+    skipped: {
+      type: 'array',
+      description:
+        'Fires the calendars skip (never moved), up to the last listed run, each with the calendar that skips it',
+      items: {
+        type: 'object',
+        title: 'SkippedRun',
+        required: ['at', 'calendar_id', 'calendar_name', 'reason'],
+        properties: {
+          at: {type: 'string', format: 'date-time'},
+          calendar_id: {type: 'integer'},
+          calendar_name: {type: 'string'},
+          reason: {type: 'string'},
+        },
+      },
     },
   },
 };
@@ -65,12 +105,14 @@ const COUNT_PARAM = {
  * and DST rules: for a stored scheduler, and for one being typed (preview).
  */
 @oas.tags('Scheduler')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 @authorize({allowedRoles: EVERYONE})
 export class SchedulerTimingController {
   constructor(
     @inject('repositories.SchedulerRepository')
     private readonly schedulers: EntityRepository<Scheduler>,
+    @inject('repositories.CalendarRepository')
+    private readonly calendars: EntityRepository<Calendar>,
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
     @inject(ProducerBindings.CLOCK, {optional: true})
     private readonly clock: () => Date = () => new Date(),
@@ -98,15 +140,18 @@ export class SchedulerTimingController {
         `Entity not found: Scheduler with id ${id}`,
       );
     });
-    const listed = this.runsOf(scheduler, count);
+    const listed = await this.runsOf(scheduler, count);
     if (scheduler.stay_alive) {
       return {
         ...listed,
         description: 'Runs continuously (stay-alive)',
         runs: [],
+        skipped: [],
       };
     }
-    return scheduler.status ? listed : {...listed, active: false, runs: []};
+    return scheduler.status
+      ? listed
+      : {...listed, active: false, runs: [], skipped: []};
   }
 
   @post('/schedulers/preview', {
@@ -137,6 +182,14 @@ export class SchedulerTimingController {
               schedule: {type: 'string', minLength: 1, maxLength: 200},
               date_time: {type: 'string', format: 'date-time'},
               timezone: {type: 'string', minLength: 1, maxLength: 100},
+              calendar_ids: {
+                type: 'array',
+                items: {type: 'integer', minimum: 1, maximum: 2147483647},
+                maxItems: 100,
+                description: 'Calendars to judge the runs by',
+              },
+              starts_at: {type: 'string', format: 'date-time'},
+              ends_at: {type: 'string', format: 'date-time'},
               count: {type: 'integer', minimum: 1, maximum: MAX_RUNS_LISTED},
             },
           },
@@ -147,37 +200,89 @@ export class SchedulerTimingController {
   ): Promise<UpcomingRuns & {valid: true}> {
     const errors = timingRuleErrors(body);
     if (errors.length > 0) throw validationError(errors);
+    const calendars = await this.calendarsOf(body.calendar_ids ?? []);
+    const missing = (body.calendar_ids ?? []).filter(
+      id => !calendars.some(calendar => calendar.id === id),
+    );
+    if (missing.length > 0) {
+      throw validationError([
+        fieldError(
+          'calendar_ids',
+          'notFound',
+          `Calendar ${missing.join(', ')} does not exist`,
+        ),
+      ]);
+    }
     return {
       valid: true,
-      ...this.runsOf(body, body.count ?? DEFAULT_RUNS_LISTED),
+      ...(await this.runsOf(
+        body,
+        body.count ?? DEFAULT_RUNS_LISTED,
+        calendars,
+      )),
     };
   }
 
-  private runsOf(timing: Timing, count: number): UpcomingRuns {
+  private calendarsOf(ids: number[]): Promise<CompiledCalendar[]> {
+    return compiledCalendars(this.calendars, ids);
+  }
+
+  private async runsOf(
+    timing: Timing,
+    count: number,
+    known?: CompiledCalendar[],
+  ): Promise<UpcomingRuns> {
     const timezone = timing.timezone ?? this.config.cronTimeZone;
     const now = this.clock();
+    const calendars =
+      known ?? (await this.calendarsOf(timing.calendar_ids ?? []));
+    const startsAt = instantOrNull(timing.starts_at);
+    const endsAt = instantOrNull(timing.ends_at);
     if (timing.schedule) {
+      const plan = plannedFires(
+        compileCron(timing.schedule),
+        timezone,
+        now,
+        count,
+        {calendars, startsAt, endsAt},
+      );
       return {
         timezone,
         active: true,
         description: describeCron(timing.schedule),
-        runs: upcomingRuns(
-          compileCron(timing.schedule),
-          timezone,
-          now,
-          count,
-        ).map(run => run.toISOString()),
+        runs: plan.runs.map(run => run.toISOString()),
+        skipped: plan.skipped.map(skip => ({
+          at: skip.at.toISOString(),
+          calendar_id: skip.calendarId,
+          calendar_name: skip.calendarName,
+          reason: skip.reason,
+        })),
       };
     }
     if (timing.date_time) {
       const at = new Date(timing.date_time);
+      const skip = calendarVerdict(calendars, calendar =>
+        calendarMatches(calendar, minuteSlot(at)),
+      );
+      const ahead = at > now;
       return {
         timezone,
         active: true,
         description: describeOnce(at),
-        runs: at > now ? [at.toISOString()] : [],
+        runs: ahead && !skip ? [at.toISOString()] : [],
+        skipped:
+          ahead && skip
+            ? [
+                {
+                  at: at.toISOString(),
+                  calendar_id: skip.calendarId,
+                  calendar_name: skip.calendarName,
+                  reason: skip.reason,
+                },
+              ]
+            : [],
       };
     }
-    return {timezone, active: true, description: '', runs: []};
+    return {timezone, active: true, description: '', runs: [], skipped: []};
   }
 }

@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {get, oas} from '@loopback/rest';
@@ -44,7 +45,7 @@ const UNAVAILABLE = {
 
 /** GET /system/status: what runs, what waits, what failed. */
 @oas.tags('System')
-@authenticate('jwt')
+@authenticate(...BEARER_STRATEGIES)
 @authorize({allowedRoles: EVERYONE})
 export class SystemStatusController {
   constructor(

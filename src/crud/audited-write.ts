@@ -7,6 +7,7 @@ import {
   SqlExecutor,
 } from '../audit/audit-event';
 import {changeReason} from '../controllers/scheduler-run.controller';
+import {transactionSettingsOf} from '../datasources/postgres.datasource';
 import type {EntityRepository} from './repositories';
 
 type Options = {transaction: unknown};
@@ -49,6 +50,17 @@ export async function auditedWrite<E extends Entity, T>(
   })) as {commit(): Promise<void>; rollback(): Promise<void>};
   const options = {transaction};
   try {
+    // The settings the database's rules read (the stay-alive cap), local to
+    // this transaction: they hold through a transaction pooler as well.
+    for (const [name, value] of Object.entries(
+      transactionSettingsOf(dataSource),
+    )) {
+      await repository.execute(
+        'SELECT set_config($1, $2, true)',
+        [name, value],
+        options,
+      );
+    }
     const done = await work(options);
     const changes: AuditChanges = diffChanges(done.before, done.after);
     if (done.secretChanged) changes.password = ['[redacted]', '[redacted]'];

@@ -1,4 +1,5 @@
 import {authenticate} from '@loopback/authentication';
+import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {Constructor, Context, inject} from '@loopback/core';
 import type {
@@ -100,7 +101,7 @@ export function defineCrudController<E extends Entity>(
     );
 
   @oas.tags(model.modelName)
-  @authenticate('jwt')
+  @authenticate(...BEARER_STRATEGIES)
   class ReadController {
     constructor(
       @inject(repositoryKey(model.modelName))
@@ -293,7 +294,13 @@ export function defineCrudController<E extends Entity>(
     class DeleteController extends base {
       @del(itemPath, {
         ...crudDocs(resource, 'deleteById', access.delete!),
-        responses: {'204': {description: 'Deleted permanently'}, ...NOT_FOUND},
+        responses: {
+          '204': {description: 'Deleted permanently'},
+          ...NOT_FOUND,
+          ...(resource.deleteConflict
+            ? {'409': {description: resource.deleteConflict}}
+            : {}),
+        },
       })
       @authorize({allowedRoles: access.delete!})
       async deleteById(@idParam(model) id: Id): Promise<void> {

@@ -55,6 +55,8 @@ export interface CrudResource<E extends Entity = Entity> {
   hooks?: CrudHooks<E>;
   /** A lower-cased text column `?q=` matches by substring (trigram-indexed). */
   searchColumn?: string;
+  /** When deleting can answer 409 (the record is still used): what the 409 means. */
+  deleteConflict?: string;
   /** The order of a list whose filter names none (e.g. newest first). */
   defaultOrder?: string[];
   /** Resource-specific rules, added to each operation's OpenAPI description. */

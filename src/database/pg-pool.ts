@@ -1,6 +1,21 @@
 import {Pool} from 'pg';
 import type {Logger} from '../logging/logger';
 
+/**
+ * How the service reaches PostgreSQL. `session`: each pooled connection is a
+ * server session of its own (direct, or PgBouncer in session mode).
+ * `transaction`: a transaction pooler (PgBouncer in transaction mode) shares
+ * server sessions between clients, so nothing may be set per session: it
+ * refuses startup options, and a SET would leak to other clients.
+ */
+export type PoolMode = 'session' | 'transaction';
+export const POOL_MODES: readonly PoolMode[] = ['session', 'transaction'];
+
+export interface DatabaseTarget {
+  url: string;
+  poolMode: PoolMode;
+}
+
 /** DB_STATEMENT_TIMEOUT_MS's default: the background roles' statement limit. */
 export const DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS = 60_000;
 
@@ -10,28 +25,47 @@ export function statementTimeout(ms: number): {statement_timeout: string} {
 }
 
 /**
+ * The startup option carrying session settings, or nothing behind a
+ * transaction pooler (where the pooler's own limits, such as PgBouncer's
+ * query_timeout, take statement_timeout's place).
+ */
+export function sessionOptions(
+  poolMode: PoolMode,
+  settings: Record<string, string>,
+): string | undefined {
+  if (poolMode === 'transaction') return undefined;
+  const options = Object.entries(settings)
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
+  return options || undefined;
+}
+
+/**
  * A pg pool for the background roles, which need plain SQL and transactions
  * (batched claims, FOR UPDATE SKIP LOCKED). Idle-client errors (a database
  * restart) are logged, not thrown: the pool reconnects on the next query.
  * `sessionSettings` are fixed names from our code (never request input).
+ * A bare URL means a direct (session) connection.
  */
 export function createPool(
-  databaseUrl: string,
+  database: string | DatabaseTarget,
   logger: Logger,
   max = 5,
   sessionSettings: Record<string, string> = {},
 ): Pool {
+  const {url, poolMode} =
+    typeof database === 'string'
+      ? {url: database, poolMode: 'session' as const}
+      : database;
   // No query may hang a role: a pool without its own limit gets the default.
   sessionSettings = {
     ...statementTimeout(DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS),
     ...sessionSettings,
   };
   // Settings travel in the startup packet, so every (re)connected session has them.
-  const options = Object.entries(sessionSettings)
-    .map(([name, value]) => `-c ${name}=${value}`)
-    .join(' ');
+  const options = sessionOptions(poolMode, sessionSettings);
   const pool = new Pool({
-    connectionString: databaseUrl,
+    connectionString: url,
     max,
     ...(options ? {options} : {}),
   });

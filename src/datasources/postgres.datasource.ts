@@ -1,5 +1,6 @@
 import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
 import {juggler} from '@loopback/repository';
+import {PoolMode, sessionOptions} from '../database/pg-pool';
 
 export const POSTGRES_DATASOURCE_CONFIG = 'datasources.config.postgres';
 
@@ -9,8 +10,24 @@ export interface PostgresDataSourceConfig {
   max?: number;
   /** statement_timeout of every session: a request never holds one longer. */
   statementTimeoutMs: number;
-  /** Settings the database's own rules read (fixed names from our code, never request input). */
-  sessionSettings?: Record<string, string>;
+  /** session (default) or transaction (behind PgBouncer's transaction pooling). */
+  poolMode?: PoolMode;
+  /**
+   * Settings the database's own rules read (fixed names from our code, never
+   * request input). Audited writes set them in their transaction, so they
+   * hold through a transaction pooler too.
+   */
+  transactionSettings?: Record<string, string>;
+}
+
+/** The transaction settings a data source was configured with. */
+export function transactionSettingsOf(dataSource: {
+  settings: object;
+}): Record<string, string> {
+  return (
+    (dataSource.settings as {transactionSettings?: Record<string, string>})
+      .transactionSettings ?? {}
+  );
 }
 
 @lifeCycleObserver('datasource')
@@ -30,12 +47,10 @@ export class PostgresDataSource
       url: dsConfig.url,
       max: dsConfig.max ?? 10,
       // Sent in the startup packet, so every (re)connected session has it.
-      options: Object.entries({
+      options: sessionOptions(dsConfig.poolMode ?? 'session', {
         statement_timeout: String(Math.round(dsConfig.statementTimeoutMs)),
-        ...dsConfig.sessionSettings,
-      })
-        .map(([name, value]) => `-c ${name}=${value}`)
-        .join(' '),
+      }),
+      transactionSettings: dsConfig.transactionSettings ?? {},
       // Connect on first use: the API starts even while PostgreSQL is still
       // coming up, and the pool reconnects after an outage.
       lazyConnect: true,

@@ -6,7 +6,7 @@ import {
   OutputBudget,
 } from './bounded-output';
 import {signalProcessGroup} from './process-group';
-import {TaskAborted, TaskFailure} from './task-executor';
+import {TaskAborted, TaskFailure, TaskTimedOut} from './task-executor';
 
 /**
  * After the child exits, how long its output may still take to arrive. A
@@ -87,7 +87,7 @@ export function watchChild(
         reject(new TaskAborted(`${options.kind} stopped by shutdown`));
       } else if (stoppedBy === 'timeout') {
         reject(
-          new TaskFailure(
+          new TaskTimedOut(
             `${options.kind} timed out after ${options.timeoutMs} ms (${signal ?? `exit ${code}`})`,
           ),
         );

@@ -5,7 +5,13 @@ import {
   LifeCycleObserver,
 } from '@loopback/core';
 import type {AppConfig} from '../config';
-import {AppBindings, HealthBindings, LoggingBindings} from '../keys';
+import {
+  AppBindings,
+  HealthBindings,
+  LoggingBindings,
+  MetricsBindings,
+} from '../keys';
+import type {Metrics} from '../metrics/metrics';
 import {componentLogger, Logger} from '../logging/logger';
 import {HealthServer} from './health-server';
 import type {ReadinessService} from './readiness.service';
@@ -25,6 +31,8 @@ export class HealthServerObserver implements LifeCycleObserver {
     @inject(LoggingBindings.LOGGER) logger: Logger,
     @inject(HealthBindings.READINESS)
     private readonly readiness: ReadinessService,
+    @inject(MetricsBindings.METRICS, {optional: true})
+    private readonly metrics?: Metrics,
   ) {
     this.logger = componentLogger(logger, 'health');
   }
@@ -36,6 +44,7 @@ export class HealthServerObserver implements LifeCycleObserver {
       port: this.config.healthPort,
       basePath: this.config.apiBasePath,
       ready: () => this.readiness.check(),
+      metrics: this.metrics ? () => this.metrics!.text() : undefined,
       logger: this.logger,
     });
     await this.server.start();

@@ -14,7 +14,19 @@ export interface HealthServerOptions {
   /** The API's base path, so probes use the same paths in every mode. */
   basePath: string;
   ready: () => Promise<ReadinessReport>;
+  /** The Prometheus text of this process, served at GET /metrics. */
+  metrics?: () => Promise<{contentType: string; body: string}>;
   logger: Logger;
+}
+
+/** Where Prometheus scrapes every role (outside the API base path, as is usual). */
+export const METRICS_PATH = '/metrics';
+
+/** A body sent as it is (the metrics text), not as JSON. */
+interface RawResponse {
+  statusCode: number;
+  contentType: string;
+  raw: string;
 }
 
 function errorResponse(statusCode: number, name: string, message: string) {
@@ -42,7 +54,9 @@ export class HealthServer {
         .catch(() =>
           errorResponse(500, 'InternalServerError', 'Internal Server Error'),
         )
-        .then(result => send(response, result))
+        .then(result =>
+          'raw' in result ? sendRaw(response, result) : send(response, result),
+        )
         .catch(() => undefined);
     });
     await new Promise<void>((resolve, reject) => {
@@ -59,6 +73,7 @@ export class HealthServer {
       paths: [
         `${this.options.basePath}/health`,
         `${this.options.basePath}/ready`,
+        ...(this.options.metrics ? [METRICS_PATH] : []),
       ],
     });
   }
@@ -72,9 +87,22 @@ export class HealthServer {
     await new Promise<void>(resolve => server.close(() => resolve()));
   }
 
-  private async answer(request: IncomingMessage): Promise<HealthResponse> {
+  private async answer(
+    request: IncomingMessage,
+  ): Promise<HealthResponse | RawResponse> {
     const path = (request.url ?? '/').split('?')[0];
     const base = this.options.basePath;
+    if (path === METRICS_PATH && this.options.metrics) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        return errorResponse(
+          405,
+          'MethodNotAllowedError',
+          `Only GET is allowed on ${path}`,
+        );
+      }
+      const {contentType, body} = await this.options.metrics();
+      return {statusCode: 200, contentType, raw: body};
+    }
     if (path !== `${base}/health` && path !== `${base}/ready`) {
       return errorResponse(
         404,
@@ -93,6 +121,15 @@ export class HealthServer {
       ? livenessResponse(new Date())
       : readinessResponse(await this.options.ready());
   }
+}
+
+function sendRaw(response: ServerResponse, result: RawResponse): void {
+  response.writeHead(result.statusCode, {
+    'Content-Type': result.contentType,
+    'Content-Length': Buffer.byteLength(result.raw),
+    'Cache-Control': 'no-store',
+  });
+  response.end(result.raw);
 }
 
 function send(response: ServerResponse, result: HealthResponse): void {

@@ -5,6 +5,7 @@ import winston from 'winston';
 import type Transport from 'winston-transport';
 import type {LogLevel} from '../config';
 import {redactSecrets} from './redact';
+import {currentRequestId} from './request-context';
 
 export type Logger = winston.Logger;
 
@@ -22,11 +23,15 @@ const stringify = configure({deterministic: false});
 
 /**
  * One JSON object per line with the spec's common fields first:
- * level, time, pid, hostname, service, msg, then context and the rest.
+ * level, time, pid, hostname, service, msg, then context, request_id (of
+ * the request the record was written for) and the rest.
  */
 function jsonLine(service: string) {
   return winston.format(info => {
     const {level, message, context, ...rest} = info;
+    // The request this record was written for (see request-context.ts).
+    const requestId = rest.request_id ?? currentRequestId();
+    delete rest.request_id;
     const record = {
       level,
       time: new Date().toISOString(),
@@ -35,6 +40,7 @@ function jsonLine(service: string) {
       service,
       msg: message,
       ...(context === undefined ? {} : {context}),
+      ...(requestId === undefined ? {} : {request_id: requestId}),
       ...(redactSecrets(rest) as object),
     };
     info[MESSAGE] = stringify(record);

@@ -1,8 +1,10 @@
 import type {Server} from 'node:net';
+import {randomUUID} from 'node:crypto';
 import {STATUS_CODES} from 'node:http';
 import type {Duplex} from 'node:stream';
 import type {Logger} from '../logging/logger';
 import {toHttpError} from './error-mapping';
+import {REQUEST_ID_HEADER} from './request-id.middleware';
 
 /** Requests Node's HTTP parser refuses before any route runs, by error code. */
 const STATUS_BY_CODE: Record<string, number> = {
@@ -16,15 +18,23 @@ const STATUS_BY_CODE: Record<string, number> = {
  * broken request line): the uniform error body, then the connection closes.
  * Node's own answer would be a bare status line with no body.
  */
-export function clientErrorResponse(code: string | undefined): string {
+export function clientErrorResponse(
+  code: string | undefined,
+  requestId: string,
+): string {
   const statusCode = (code ? STATUS_BY_CODE[code] : undefined) ?? 400;
   const body = JSON.stringify({
-    error: toHttpError({statusCode, message: STATUS_CODES[statusCode]}),
+    error: {
+      ...toHttpError({statusCode, message: STATUS_CODES[statusCode]}),
+      request_id: requestId,
+    },
   });
   return [
     `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
+    // Its header could not be read, so the id is always a new one.
+    `${REQUEST_ID_HEADER}: ${requestId}`,
     'Connection: close',
     '',
     body,
@@ -46,10 +56,12 @@ export function answerClientErrors(server: Server, logger: Logger): void {
       socket.destroy();
       return;
     }
-    const response = clientErrorResponse(error.code);
+    const requestId = randomUUID();
+    const response = clientErrorResponse(error.code, requestId);
     logger.info('Malformed HTTP request refused', {
       error_code: error.code,
       status_code: Number(response.split(' ')[1]),
+      request_id: requestId,
     });
     socket.end(response);
   });

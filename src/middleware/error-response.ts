@@ -3,6 +3,7 @@ import {Reject, Request, Response} from '@loopback/rest';
 import type {AppConfig} from '../config';
 import {AppBindings} from '../keys';
 import {toHttpError} from './error-mapping';
+import {currentRequestId} from '../logging/request-context';
 
 /** The thrown value kept on the response so the request log can describe it. */
 export const FAILURE = Symbol('request.failure');
@@ -43,10 +44,19 @@ export function writeErrorResponse(
   if (body.statusCode < 500 && headers && typeof headers === 'object') {
     response.set(headers);
   }
+  const requestId = currentRequestId();
   response
     .status(body.statusCode)
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify({error: {...body, ...stack}}));
+    .send(
+      JSON.stringify({
+        error: {
+          ...body,
+          ...(requestId === undefined ? {} : {request_id: requestId}),
+          ...stack,
+        },
+      }),
+    );
 }
 
 /** Replaces LoopBack's reject action so every error goes through one mapping. */

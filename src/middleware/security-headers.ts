@@ -58,8 +58,13 @@ export function securityHeaders(
     },
   });
   return (request, response, next) => {
-    const path = request.originalUrl ?? request.url;
-    const handler = path.startsWith(options.explorerPath) ? explorer : strict;
+    // The explorer's own path and what lies below it, never a mere prefix
+    // such as /api/explorerx.
+    const path = (request.originalUrl ?? request.url).split('?')[0];
+    const inExplorer =
+      path === options.explorerPath ||
+      path.startsWith(`${options.explorerPath.replace(/\/$/, '')}/`);
+    const handler = inExplorer ? explorer : strict;
     handler(request, response, next);
   };
 }

@@ -109,6 +109,30 @@ export function idListColumn(column: string, extra?: Extra) {
   );
 }
 
+/**
+ * A jsonb array of strings, each shaped by `items` (typed `object` for the
+ * connector, as idListColumn explains).
+ */
+export function textListColumn(
+  column: string,
+  items: object,
+  maxItems: number,
+  extra?: Extra,
+) {
+  return merge(
+    {
+      type: 'object',
+      jsonSchema: {
+        type: 'array',
+        items: {type: 'string', ...items},
+        maxItems,
+      },
+      postgresql: {columnName: column, dataType: 'jsonb'},
+    },
+    extra,
+  );
+}
+
 export function timestampColumn(column: string, extra?: Extra) {
   return merge(
     {

@@ -11,3 +11,5 @@ export * from './user.model';
 export * from './worker.model';
 export * from './failed-task.model';
 export * from './audit-event.model';
+export * from './calendar.model';
+export * from './http-target.model';

@@ -141,6 +141,22 @@ export class SchedulerExecution extends Entity {
   )
   unfinished_retry_count?: number | null;
 
+  @property(
+    integerColumn('http_status', {
+      description:
+        "HTTP tasks: the status code of the last attempt's answer (null when none came)",
+    }),
+  )
+  http_status?: number | null;
+
+  @property(
+    textColumn('response_body', {
+      description:
+        "HTTP tasks: the first 8 KiB of the last attempt's response body, as text",
+    }),
+  )
+  response_body?: string | null;
+
   constructor(data?: Partial<SchedulerExecution>) {
     super(data);
   }

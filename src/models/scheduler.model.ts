@@ -2,6 +2,7 @@ import {Entity, model, property} from '@loopback/repository';
 import {
   booleanColumn,
   idColumn,
+  idListColumn,
   jsonObjectColumn,
   referenceColumn,
   textColumn,
@@ -92,6 +93,55 @@ export class Scheduler extends Entity {
   overlap_policy?: string;
 
   @property(
+    idListColumn('calendar_ids', {
+      description:
+        'Calendars this scheduler follows: a fire a blackout calendar matches, or that no allowed calendar matches, is skipped (never moved), with a skipped ledger row naming the calendar',
+    }),
+  )
+  calendar_ids?: number[];
+
+  @property(
+    timestampColumn('starts_at', {
+      description:
+        'Start of the active window: no fire before it (catch-up included); null = no start',
+      jsonSchema: {nullable: true},
+    }),
+  )
+  starts_at?: Date | string | null;
+
+  @property(
+    timestampColumn('ends_at', {
+      description:
+        'End of the active window: no fire after it; once passed, the scheduler turns inactive (audited). Must lie after starts_at; null = no end',
+      jsonSchema: {nullable: true},
+    }),
+  )
+  ends_at?: Date | string | null;
+
+  @property(
+    jsonObjectColumn('notify', {
+      description:
+        'Failure notices: {"on_failure": true, "on_recovery": true, "email": false, "group": false} by default. on_failure: the owner gets a web notification when a run is parked (at most one per FAILURE_NOTICE_INTERVAL, then a digest with the count); on_recovery: one notice after the first success; group: the members of group_id too. email is stored, not yet sent.',
+      jsonSchema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          on_failure: {type: 'boolean'},
+          on_recovery: {type: 'boolean'},
+          email: {type: 'boolean'},
+          group: {type: 'boolean'},
+        },
+      },
+    }),
+  )
+  notify?: {
+    on_failure?: boolean;
+    on_recovery?: boolean;
+    email?: boolean;
+    group?: boolean;
+  };
+
+  @property(
     booleanColumn('stay_alive', {
       description: 'Long-running worker, run by the stay-alive supervisor',
     }),
@@ -106,6 +156,13 @@ export class Scheduler extends Entity {
 
   @property(referenceColumn('reminder_id'))
   reminder_id?: number | null;
+
+  @property(
+    referenceColumn('http_target_id', {
+      description: 'HTTP target to call (HTTP scheduler)',
+    }),
+  )
+  http_target_id?: number | null;
 
   @property(
     referenceColumn('user_id', {description: 'User who created the scheduler'}),

@@ -5,6 +5,7 @@ import {controllerClasses} from './controller-classes';
 import {forEachOperation} from './operations';
 
 export const BEARER_SCHEME_NAME = 'bearerAuth';
+export const API_KEY_SCHEME_NAME = 'apiKeyAuth';
 
 /**
  * Declares the JWT bearer scheme and marks each operation whose controller
@@ -35,6 +36,13 @@ export class BearerSecurityEnhancer implements OASEnhancer {
           bearerFormat: 'JWT',
           description: 'The token from POST /auth/login',
         },
+        [API_KEY_SCHEME_NAME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'tsk_ API key',
+          description:
+            'An API key from POST /api-keys (tsk_…), sent as Authorization: Bearer tsk_…',
+        },
       },
     };
     forEachOperation(spec, operation => {
@@ -42,9 +50,15 @@ export class BearerSecurityEnhancer implements OASEnhancer {
       const method = operation['x-operation-name'];
       if (!controller || typeof method !== 'string') return;
       const metadata = getAuthenticateMetadata(controller, method);
-      operation.security = metadata?.some(entry => !entry.skip)
-        ? [{[BEARER_SCHEME_NAME]: []}]
-        : [];
+      const strategies = (metadata ?? [])
+        .filter(entry => !entry.skip)
+        .map(entry => entry.strategy);
+      operation.security = [
+        ...(strategies.includes('jwt') ? [{[BEARER_SCHEME_NAME]: []}] : []),
+        ...(strategies.includes('api-key')
+          ? [{[API_KEY_SCHEME_NAME]: []}]
+          : []),
+      ];
     });
     return spec;
   }

@@ -42,6 +42,11 @@ export const ERROR_RESPONSE_SCHEMA: SchemaObject = {
             },
           },
         },
+        request_id: {
+          type: 'string',
+          description:
+            'The id of the request (the X-Request-Id response header): quote it when reporting a problem; every log record of the request carries it',
+        },
         stack: {
           type: 'string',
           description: 'Only with NODE_ENV=development',

@@ -8,6 +8,11 @@ export interface Candidate {
   timezone: string | null;
   /** When it last became eligible: no recurring run for an earlier slot. */
   activated_at: Date;
+  /** Calendars it follows (a plain list; ids of deleted calendars are ignored). */
+  calendar_ids?: number[];
+  /** The active window: no run for a slot before starts_at or after ends_at. */
+  starts_at?: Date | null;
+  ends_at?: Date | null;
 }
 
 /**
@@ -16,7 +21,8 @@ export interface Candidate {
  */
 export async function loadCandidates(pool: Pool): Promise<Candidate[]> {
   const {rows} = await pool.query<Candidate>(
-    `SELECT id, schedule, date_time, timezone, activated_at
+    `SELECT id, schedule, date_time, timezone, activated_at, calendar_ids,
+            starts_at, ends_at
        FROM scheduler
       WHERE status AND NOT stay_alive`,
   );

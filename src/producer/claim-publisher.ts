@@ -1,8 +1,13 @@
 import type {Pool, PoolClient} from 'pg';
 import {markPublished} from '../database/mark-published';
 import {taskMessageFor} from '../queue/task-message';
-import type {TaskPublisher} from '../queue/task-publisher';
+import type {Confirmations, TaskPublisher} from '../queue/task-publisher';
 import type {Claim} from './execution-claimer';
+
+export type ConfirmedListener = (
+  claims: Claim[],
+  confirmed: Confirmations,
+) => void;
 
 /**
  * Publishes claimed runs and records only what the broker confirmed: the
@@ -13,6 +18,8 @@ export async function publishClaims(
   db: Pool | PoolClient,
   publisher: TaskPublisher,
   claims: Claim[],
+  /** Told what the broker confirmed, and when (the dispatch-lag metric). */
+  onConfirmed?: ConfirmedListener,
 ): Promise<number> {
   if (claims.length === 0) return 0;
   const confirmed = await publisher.publish(
@@ -23,6 +30,7 @@ export async function publishClaims(
     })),
   );
   if (confirmed.size === 0) return 0;
+  onConfirmed?.(claims, confirmed);
   await markPublished(db, confirmed);
   await disableOneTime(
     db,

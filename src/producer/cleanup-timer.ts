@@ -3,6 +3,7 @@ import type {Logger} from '../logging/logger';
 import {
   claimDailyCleanup,
   deleteOldExecutions,
+  deleteOldSlotLeases,
   retentionCutoff,
 } from './cleanup';
 
@@ -58,6 +59,7 @@ export class CleanupTimer {
           return;
         }
         this.pending = retentionCutoff(now);
+        await deleteOldSlotLeases(this.pool, now);
       }
       const result = await deleteOldExecutions(this.pool, this.pending, {
         budgetMs: this.options.budgetMs,

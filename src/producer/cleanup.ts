@@ -97,3 +97,18 @@ export async function deleteOldExecutions(
     }
   }
 }
+
+/**
+ * Slot leases older than a day: no producer plans a slot that old (the
+ * catch-up window is at most a day), so they only take space.
+ */
+export async function deleteOldSlotLeases(
+  pool: Pool,
+  now: Date,
+): Promise<number> {
+  const {rowCount} = await pool.query(
+    `DELETE FROM producer_slot_lease WHERE slot < $1`,
+    [new Date(now.getTime() - DAY_MS)],
+  );
+  return rowCount ?? 0;
+}

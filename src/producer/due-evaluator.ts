@@ -3,6 +3,7 @@ import {
   CronCache,
   InvalidCronError,
 } from '../scheduling/compiled-cron';
+import type {SlotCalendars} from '../scheduling/calendar-match';
 import {recurringDue} from '../scheduling/due';
 import {minuteSlot} from '../scheduling/slots';
 import {isValidTimeZone, SlotClock, slotClock} from '../scheduling/wall-clock';
@@ -11,6 +12,8 @@ import type {Candidate} from './candidate';
 export interface DueRun {
   schedulerId: number;
   slot: Date;
+  /** Set when a calendar skips this fire: the ledger row says skipped, and why. */
+  skipReason?: string;
 }
 
 /** A stored value the producer cannot read: that scheduler is skipped. */
@@ -80,6 +83,7 @@ export function evaluateDue(
   window: DueWindow,
   defaultTimeZone: string,
   cache: CronCache,
+  calendars?: SlotCalendars,
 ): Evaluation {
   const evaluation: Evaluation = {due: [], invalid: [], missed: []};
   const zones = new ZoneClocks(slots);
@@ -93,9 +97,10 @@ export function evaluateDue(
           defaultTimeZone,
           cache,
           evaluation,
+          calendars,
         );
       } else if (candidate.date_time !== null) {
-        evaluateOneTime(candidate, window, evaluation);
+        evaluateOneTime(candidate, window, evaluation, slots, calendars);
       }
     } catch (error) {
       // Last line of defence: whatever one row does, the others still fire.
@@ -117,6 +122,7 @@ function evaluateRecurring(
   defaultTimeZone: string,
   cache: CronCache,
   evaluation: Evaluation,
+  calendars: SlotCalendars | undefined,
 ): void {
   const cron = cache.get(candidate.schedule!);
   if (cron instanceof InvalidCronError) {
@@ -139,23 +145,63 @@ function evaluateRecurring(
     });
     return;
   }
-  const activeFrom = isInstant(candidate.activated_at)
-    ? candidate.activated_at.getTime()
-    : -Infinity;
-  pushDueSlots(candidate.id, cron, slots, perSlot, activeFrom, evaluation.due);
+  const active = activeWindow(candidate);
+  pushDueSlots(
+    candidate,
+    cron,
+    slots,
+    perSlot,
+    active,
+    evaluation.due,
+    calendars,
+  );
+}
+
+/** The slots a scheduler may fire in: from activation and starts_at to ends_at. */
+function activeWindow(candidate: Candidate): {from: number; to: number} {
+  const from = Math.max(
+    isInstant(candidate.activated_at)
+      ? candidate.activated_at.getTime()
+      : -Infinity,
+    isInstant(candidate.starts_at) ? candidate.starts_at.getTime() : -Infinity,
+  );
+  const to = isInstant(candidate.ends_at)
+    ? candidate.ends_at.getTime()
+    : Infinity;
+  return {from, to};
+}
+
+/** The run of `slots[index]`, marked skipped when a calendar says so. */
+function dueRun(
+  candidate: Candidate,
+  slots: Date[],
+  index: number,
+  calendars: SlotCalendars | undefined,
+): DueRun {
+  const run: DueRun = {schedulerId: candidate.id, slot: slots[index]};
+  const ids = candidate.calendar_ids;
+  if (calendars && ids && ids.length > 0) {
+    const skip = calendars.skipAt(ids, index);
+    if (skip) run.skipReason = skip.reason;
+  }
+  return run;
 }
 
 function pushDueSlots(
-  schedulerId: number,
+  candidate: Candidate,
   cron: CompiledCron,
   slots: Date[],
   perSlot: SlotClock[],
-  activeFrom: number,
+  active: {from: number; to: number},
   due: DueRun[],
+  calendars: SlotCalendars | undefined,
 ): void {
   for (let i = 0; i < slots.length; i++) {
-    if (slots[i].getTime() < activeFrom) continue;
-    if (recurringDue(cron, perSlot[i])) due.push({schedulerId, slot: slots[i]});
+    const t = slots[i].getTime();
+    if (t < active.from || t > active.to) continue;
+    if (recurringDue(cron, perSlot[i])) {
+      due.push(dueRun(candidate, slots, i, calendars));
+    }
   }
 }
 
@@ -163,6 +209,8 @@ function evaluateOneTime(
   candidate: Candidate,
   window: DueWindow,
   evaluation: Evaluation,
+  slots: Date[],
+  calendars: SlotCalendars | undefined,
 ): void {
   const dateTime = candidate.date_time;
   if (!isInstant(dateTime)) {
@@ -180,7 +228,16 @@ function evaluateOneTime(
     evaluation.missed.push({schedulerId: candidate.id, dateTime});
     return;
   }
-  evaluation.due.push({schedulerId: candidate.id, slot});
+  const active = activeWindow({...candidate, activated_at: new Date(NaN)});
+  if (slot.getTime() < active.from || slot.getTime() > active.to) return;
+  const index = slots.findIndex(s => s.getTime() === slot.getTime());
+  // A one-time run whose minute is not among this tick's slots (a late
+  // re-arm) is judged by the calendars of an own one-slot book.
+  evaluation.due.push(
+    index >= 0
+      ? dueRun(candidate, slots, index, calendars)
+      : dueRun(candidate, [slot], 0, calendars?.forSlots([slot])),
+  );
 }
 
 /** How many runs each recurring scheduler would have had in `slots` (for skipped-slot logs). */

@@ -11,8 +11,10 @@ export interface Claim extends TaskSource {
   /** The stored message of a run an operator started (outbox); else built from the scheduler. */
   payload?: TaskMessage | null;
   one_time: boolean;
-  /** Claimed as skipped (overlap policy skip, an earlier run still going): not published. */
+  /** Claimed as skipped (overlap policy skip, or a calendar): not published. */
   skipped?: boolean;
+  /** Skipped because a calendar says so (the ledger's reason names it). */
+  skipped_by_calendar?: boolean;
 }
 
 /** Why a run of an overlap_policy skip scheduler was not sent. */
@@ -39,15 +41,17 @@ export async function claimRuns(
     const batch = runs.slice(start, start + BATCH_SIZE);
     const {rows} = await db.query<Claim>(
       `WITH wanted AS (
-         SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[])
-           AS w(scheduler_id, execution_key, slot)
+         SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[], $6::text[])
+           AS w(scheduler_id, execution_key, slot, calendar_reason)
        ), claimed AS (
          INSERT INTO scheduler_execution
            (scheduler_id, execution_key, slot, executed_at, container_id,
             status, status_reason)
          SELECT w.scheduler_id, w.execution_key, w.slot, clock_timestamp(), $4,
-                CASE WHEN o.still_going THEN 'skipped' ELSE 'claimed' END,
-                CASE WHEN o.still_going THEN $5 END
+                CASE WHEN w.calendar_reason IS NOT NULL OR o.still_going
+                     THEN 'skipped' ELSE 'claimed' END,
+                -- A calendar's skip is the reason even while a run is going.
+                COALESCE(w.calendar_reason, CASE WHEN o.still_going THEN $5 END)
            FROM wanted w
            JOIN scheduler s ON s.id = w.scheduler_id AND s.status AND NOT s.stay_alive
            CROSS JOIN LATERAL (
@@ -58,12 +62,14 @@ export async function claimRuns(
              ) AS still_going
            ) o
          ON CONFLICT (scheduler_id, execution_key) DO NOTHING
-         RETURNING id, scheduler_id, execution_key, slot, status
+         RETURNING id, scheduler_id, execution_key, slot, status, status_reason
        )
        SELECT c.id AS execution_id, c.scheduler_id, c.execution_key, c.slot,
-              s.report_id, s.worker_id, s.reminder_id, s.params,
+              s.report_id, s.worker_id, s.reminder_id, s.http_target_id, s.params,
               s.date_time IS NOT NULL AS one_time,
-              c.status = 'skipped' AS skipped
+              c.status = 'skipped' AS skipped,
+              c.status = 'skipped' AND c.status_reason IS DISTINCT FROM $5
+                AS skipped_by_calendar
          FROM claimed c JOIN scheduler s ON s.id = c.scheduler_id`,
       [
         batch.map(run => run.schedulerId),
@@ -71,6 +77,7 @@ export async function claimRuns(
         batch.map(run => run.slot),
         containerId,
         OVERLAP_SKIP_REASON,
+        batch.map(run => run.skipReason ?? null),
       ],
     );
     // bigint ids arrive as strings; they stay far below 2^53.

@@ -7,7 +7,14 @@ import {
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
 import {createPool, statementTimeout} from '../database/pg-pool';
-import {AppBindings, LoggingBindings, ProducerBindings} from '../keys';
+import {
+  AppBindings,
+  LoggingBindings,
+  MetricsBindings,
+  ProducerBindings,
+} from '../keys';
+import {cached, Metrics} from '../metrics/metrics';
+import {readSchedulerStates, SCRAPE_CACHE_MS} from '../metrics/scrape-readers';
 import {componentLogger, Logger} from '../logging/logger';
 import {AmqpConnection} from '../queue/amqp-connection';
 import {TaskPublisher} from '../queue/task-publisher';
@@ -17,6 +24,7 @@ import {killAfterClaimFaultPoint} from './fault-point';
 import {MinuteTicker} from './minute-ticker';
 import {Producer} from './producer';
 import {scaledClock} from './scaled-clock';
+import {databaseTarget} from '../config';
 
 export const PRODUCER_CONTEXT = 'cron-scheduler';
 /** How often each producer asks whether the daily cleanup is due. */
@@ -47,6 +55,8 @@ export class ProducerObserver implements LifeCycleObserver {
     clock?: () => Date,
     @inject(ProducerBindings.CLOCK_RATE, {optional: true})
     clockRate?: number,
+    @inject(MetricsBindings.METRICS, {optional: true})
+    private readonly metrics?: Metrics,
   ) {
     this.logger = componentLogger(logger, PRODUCER_CONTEXT);
     // A bound clock wins; else the test-only fast clock (never in production,
@@ -79,7 +89,7 @@ export class ProducerObserver implements LifeCycleObserver {
     this.stopping = undefined;
     const topology = brokerTopology(retrySettings(this.config));
     this.pool = createPool(
-      this.config.databaseUrl,
+      databaseTarget(this.config),
       this.logger,
       5,
       statementTimeout(this.config.dbStatementTimeoutMs),
@@ -89,7 +99,25 @@ export class ProducerObserver implements LifeCycleObserver {
         assertTopology(() => connection.createChannel(), topology),
     });
     await this.connection.start();
-    this.publisher = new TaskPublisher(this.connection, this.logger);
+    this.publisher = new TaskPublisher(
+      this.connection,
+      this.logger,
+      this.metrics,
+    );
+    const pool = this.pool;
+    const states = cached(SCRAPE_CACHE_MS, () => readSchedulerStates(pool));
+    this.metrics?.onScrape(
+      'schedulers',
+      async gauge => {
+        for (const [state, count] of Object.entries(await states())) {
+          gauge.set({state}, count);
+        }
+      },
+      error =>
+        this.logger.warn('Metrics: scheduler counts unreadable', {
+          error: error.message,
+        }),
+    );
     this.producer = new Producer(
       this.pool,
       this.publisher,
@@ -98,6 +126,7 @@ export class ProducerObserver implements LifeCycleObserver {
       this.config.testKillAfterClaimFile
         ? killAfterClaimFaultPoint(this.config.testKillAfterClaimFile)
         : undefined,
+      this.metrics,
     );
     this.ticker = new MinuteTicker(
       this.clock,

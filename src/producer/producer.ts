@@ -1,11 +1,16 @@
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
 import type {Logger} from '../logging/logger';
+import type {Metrics} from '../metrics/metrics';
 import type {TaskPublisher} from '../queue/task-publisher';
 import {CronCache} from '../scheduling/compiled-cron';
 import {addMinutes, minuteSlot, planSlots} from '../scheduling/slots';
+import {SlotCalendars} from '../scheduling/calendar-match';
+import {loadCalendars} from './calendar-loader';
 import {loadCandidates} from './candidate';
-import {publishClaims} from './claim-publisher';
+import {noticeMissedRuns} from '../notices/missed-runs-notice';
+import {endActiveWindows} from './window-ender';
+import {ConfirmedListener, publishClaims} from './claim-publisher';
 import {
   countDuePerScheduler,
   evaluateDue,
@@ -14,6 +19,7 @@ import {
 } from './due-evaluator';
 import {claimRuns} from './execution-claimer';
 import type {AfterClaimFaultPoint} from './fault-point';
+import {awaitPeerSlots, finishSlotLeases, takeSlotLeases} from './slot-lease';
 import {sweepUnpublished} from './sweeper';
 
 export type ProducerConfig = Pick<
@@ -23,6 +29,7 @@ export type ProducerConfig = Pick<
   | 'cronCatchUpMinutes'
   | 'cronSweepAfterMs'
   | 'cronSweepBudgetMs'
+  | 'cronSlotLeaseMs'
 > & {
   /**
    * Clock milliseconds per real millisecond (above 1 only for the chaos
@@ -39,11 +46,19 @@ export interface TickReport {
   already_claimed: number;
   /** Runs of overlap_policy skip schedulers recorded skipped: an earlier run was still going. */
   skipped_overlap: number;
+  /** Runs a calendar skipped (blackout matched, or no allowed calendar did). */
+  skipped_calendar: number;
+  /** Schedulers switched off because their active window ended. */
+  window_ended: number;
   published: number;
   /** Schedulers skipped because their schedule, zone or date is unreadable. */
   invalid: number;
   /** One-time schedulers switched off: their moment is older than the catch-up window. */
   missed_one_time: number;
+  /** Slots a peer producer held the lease of and evaluated. */
+  slots_by_peers: number;
+  /** Slots whose peer's lease expired unfinished, evaluated here instead. */
+  slots_taken_over: number;
   swept: number;
   /** Unpublished claims older than the catch-up window, marked skipped. */
   skipped_stale: number;
@@ -52,8 +67,64 @@ export interface TickReport {
 
 type EvaluationCounts = Omit<
   TickReport,
-  'swept' | 'skipped_stale' | 'duration_ms'
+  | 'swept'
+  | 'skipped_stale'
+  | 'duration_ms'
+  | 'slots_by_peers'
+  | 'slots_taken_over'
+  | 'window_ended'
 >;
+
+const NOTHING_EVALUATED: EvaluationCounts = {
+  slots: 0,
+  due: 0,
+  claimed: 0,
+  already_claimed: 0,
+  skipped_overlap: 0,
+  skipped_calendar: 0,
+  published: 0,
+  invalid: 0,
+  missed_one_time: 0,
+};
+
+function sum(a: EvaluationCounts, b: EvaluationCounts): EvaluationCounts {
+  const total = {...a};
+  for (const key of Object.keys(b) as Array<keyof EvaluationCounts>) {
+    total[key] += b[key];
+  }
+  return total;
+}
+
+/**
+ * Records slot → confirm (real time, seconds) for each confirmed run: the
+ * dispatch-lag histogram. Nothing without metrics.
+ */
+export function dispatchLagRecorder(
+  metrics: Metrics | undefined,
+  trigger: 'cron' | 'sweep',
+): ConfirmedListener | undefined {
+  // The labelled child once per batch: no label hashing per run.
+  const histogram = metrics?.get('dispatchLag')?.labels({trigger});
+  if (!histogram) return undefined;
+  return (claims, confirmed) => {
+    for (const claim of claims) {
+      const at = confirmed.get(claim.execution_id);
+      if (at === undefined) continue;
+      const lag = (at.getTime() - new Date(claim.slot).getTime()) / 1000;
+      histogram.observe(Math.max(0, lag));
+    }
+  };
+}
+
+/** What a tick's own leased slots gave, before it waits for its peers. */
+interface OwnSlots {
+  mine: Date[];
+  counts: EvaluationCounts;
+  takenOverAtStart: number;
+}
+
+/** How often a producer waiting for a peer's slot looks at its lease. */
+const LEASE_POLL_MS = 250;
 
 /** Warned-about rows are remembered up to this many, then forgotten at once. */
 const WARNED_LIMIT = 10_000;
@@ -75,6 +146,7 @@ export class Producer {
     private readonly logger: Logger,
     /** Test-only (chaos suite): may kill the process between claim and publish. */
     private readonly afterClaim?: AfterClaimFaultPoint,
+    private readonly metrics?: Metrics,
   ) {}
 
   async tick(now: Date): Promise<TickReport> {
@@ -85,22 +157,22 @@ export class Producer {
       this.lastEvaluated,
       this.config.cronCatchUpMinutes,
     );
-    const report =
+    const own =
       plan.due.length > 0
-        ? await this.evaluate(now, plan.due, plan.skipped)
-        : {
-            slots: 0,
-            due: 0,
-            claimed: 0,
-            already_claimed: 0,
-            skipped_overlap: 0,
-            published: 0,
-            invalid: 0,
-            missed_one_time: 0,
-          };
+        ? await this.evaluateOwnSlots(now, plan.due, plan.skipped)
+        : undefined;
+    // Before waiting for peers: a dead peer's lease must not hold back the
+    // sweep that publishes the claims it left behind.
     const sweep = await this.sweep(now);
+    const leased = own
+      ? await this.evaluatePeerSlots(now, plan.due, own)
+      : {counts: NOTHING_EVALUATED, byPeers: 0, takenOver: 0};
+    const windowEnded = own ? await this.endWindows(plan.due) : 0;
     const full: TickReport = {
-      ...report,
+      ...leased.counts,
+      window_ended: windowEnded,
+      slots_by_peers: leased.byPeers,
+      slots_taken_over: leased.takenOver,
       swept: sweep.republished,
       skipped_stale: sweep.skipped,
       duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
@@ -109,7 +181,98 @@ export class Producer {
       ...full,
       duration_ms: Math.round(full.duration_ms),
     });
+    this.recordTick(full);
     return full;
+  }
+
+  /**
+   * Evaluates the slots whose lease this producer takes (free ones, and
+   * expired ones it takes over) and marks them done for its peers.
+   */
+  private async evaluateOwnSlots(
+    now: Date,
+    due: Date[],
+    skipped: Date[],
+  ): Promise<OwnSlots> {
+    const lease = this.leaseOptions();
+    const {slots: mine, takenOver} = await takeSlotLeases(
+      this.pool,
+      due,
+      lease,
+    );
+    if (takenOver.length > 0) this.logTakeOver(takenOver, lease.ttlMs);
+    const counts =
+      mine.length > 0
+        ? await this.evaluate(now, mine, skipped)
+        : NOTHING_EVALUATED;
+    await finishSlotLeases(this.pool, mine, lease.holder);
+    return {mine, counts, takenOverAtStart: takenOver.length};
+  }
+
+  /**
+   * Waits for peers to finish the planned slots they hold, and evaluates any
+   * whose lease expires unfinished (its holder died or stalls). Only then is
+   * the plan done and the last evaluated slot moved on.
+   */
+  private async evaluatePeerSlots(
+    now: Date,
+    due: Date[],
+    own: OwnSlots,
+  ): Promise<{counts: EvaluationCounts; byPeers: number; takenOver: number}> {
+    const lease = this.leaseOptions();
+    const isMine = new Set(own.mine.map(slot => slot.getTime()));
+    let peers = due.filter(slot => !isMine.has(slot.getTime()));
+    const held = peers.length;
+    let counts = own.counts;
+    let takenLater = 0;
+    while (peers.length > 0) {
+      const expired = await awaitPeerSlots(this.pool, peers, lease);
+      if (expired.length === 0) break;
+      this.logTakeOver(expired, lease.ttlMs);
+      counts = sum(counts, await this.evaluate(now, expired, []));
+      await finishSlotLeases(this.pool, expired, lease.holder);
+      takenLater += expired.length;
+      const isExpired = new Set(expired.map(slot => slot.getTime()));
+      peers = peers.filter(slot => !isExpired.has(slot.getTime()));
+    }
+    this.lastEvaluated = due[due.length - 1];
+    await this.saveLastSlot(this.lastEvaluated);
+    return {
+      counts,
+      byPeers: held - takenLater,
+      takenOver: own.takenOverAtStart + takenLater,
+    };
+  }
+
+  private leaseOptions() {
+    return {
+      holder: this.config.containerId,
+      ttlMs: this.config.cronSlotLeaseMs,
+      pollMs: LEASE_POLL_MS,
+    };
+  }
+
+  private recordTick(report: TickReport): void {
+    const {metrics} = this;
+    if (!metrics) return;
+    metrics.observe('producerTickDuration', {}, report.duration_ms / 1000);
+    metrics.set('producerLastTick', {}, Date.now() / 1000);
+    metrics.count('claims', {result: 'claimed'}, report.claimed);
+    metrics.count(
+      'claims',
+      {result: 'already_claimed'},
+      report.already_claimed,
+    );
+    metrics.count('claims', {result: 'skipped'}, report.skipped_overlap);
+    metrics.count('sweeps', {result: 'republished'}, report.swept);
+    metrics.count('sweeps', {result: 'skipped_stale'}, report.skipped_stale);
+  }
+
+  private logTakeOver(slots: Date[], leaseMs: number): void {
+    this.logger.warn('Slot lease expired unfinished: taking it over', {
+      slots: slots.map(slot => slot.toISOString()),
+      lease_ms: leaseMs,
+    });
   }
 
   /** Evaluates the planned slots: claims and publishes what is due. */
@@ -119,13 +282,18 @@ export class Producer {
     skippedSlots: Date[],
   ): Promise<EvaluationCounts> {
     const candidates = await loadCandidates(this.pool);
-    if (skippedSlots.length > 0) this.logSkipped(candidates, skippedSlots);
+    if (skippedSlots.length > 0) {
+      await this.reportSkipped(candidates, skippedSlots);
+    }
+    const loaded = await loadCalendars(this.pool, candidates, this.cache);
+    this.logCalendarProblems(loaded.problems);
     const evaluation = evaluateDue(
       candidates,
       slots,
       this.dueWindow(now),
       this.config.cronTimeZone,
       this.cache,
+      new SlotCalendars(loaded.calendars, slots),
     );
     this.logInvalid(evaluation.invalid);
     const missed = await this.disableMissed(evaluation.missed);
@@ -136,15 +304,20 @@ export class Producer {
     );
     this.afterClaim?.(claims.length);
     const toSend = claims.filter(claim => !claim.skipped);
-    const published = await publishClaims(this.pool, this.publisher, toSend);
-    this.lastEvaluated = slots[slots.length - 1];
-    await this.saveLastSlot(this.lastEvaluated);
+    const published = await publishClaims(
+      this.pool,
+      this.publisher,
+      toSend,
+      dispatchLagRecorder(this.metrics, 'cron'),
+    );
     return {
       slots: slots.length,
       due: evaluation.due.length,
       claimed: toSend.length,
       already_claimed: evaluation.due.length - claims.length,
-      skipped_overlap: claims.length - toSend.length,
+      skipped_overlap: claims.filter(c => c.skipped && !c.skipped_by_calendar)
+        .length,
+      skipped_calendar: claims.filter(c => c.skipped_by_calendar).length,
       published,
       invalid: evaluation.invalid.length,
       missed_one_time: missed,
@@ -169,6 +342,7 @@ export class Producer {
           this.config.cronSweepAfterMs / (this.config.clockRate ?? 1),
         staleBefore: this.dueWindow(now).oldest,
         budgetMs: this.config.cronSweepBudgetMs,
+        onConfirmed: dispatchLagRecorder(this.metrics, 'sweep'),
       });
       if (result.republished > 0) {
         this.logger.warn('Republished claims left unpublished', {
@@ -224,6 +398,40 @@ export class Producer {
     return rows.length;
   }
 
+  /**
+   * Switches off the schedulers whose active window ended before the last
+   * slot of this tick's plan (every slot up to it is evaluated by now, here
+   * or by a peer), with a reason and an audit event in the same statement.
+   */
+  private async endWindows(planned: Date[]): Promise<number> {
+    const ended = await endActiveWindows(
+      this.pool,
+      planned[planned.length - 1],
+    );
+    for (const row of ended) {
+      this.logger.info('Scheduler switched off: its active window ended', {
+        scheduler_id: row.id,
+        ends_at: row.ends_at.toISOString(),
+      });
+    }
+    return ended.length;
+  }
+
+  private logCalendarProblems(
+    problems: Array<{calendarId: number; problems: string[]}>,
+  ): void {
+    for (const entry of problems) {
+      const key = `calendar:${entry.calendarId}:${entry.problems.join(';')}`;
+      if (this.warnedInvalid.has(key)) continue;
+      if (this.warnedInvalid.size >= WARNED_LIMIT) this.warnedInvalid.clear();
+      this.warnedInvalid.add(key);
+      this.logger.warn('Calendar entry unreadable: left out', {
+        calendar_id: entry.calendarId,
+        problems: entry.problems,
+      });
+    }
+  }
+
   /** Once per scheduler and stored text: a bad row must not flood the log. */
   private logInvalid(invalid: InvalidRow[]): void {
     for (const entry of invalid) {
@@ -240,10 +448,30 @@ export class Producer {
     }
   }
 
+  /** Logs the missed runs and tells each owner once per outage. */
+  private async reportSkipped(
+    candidates: Parameters<typeof countDuePerScheduler>[0],
+    skipped: Date[],
+  ): Promise<void> {
+    const counts = this.logSkipped(candidates, skipped);
+    try {
+      await noticeMissedRuns(
+        this.pool,
+        counts,
+        skipped[0],
+        skipped[skipped.length - 1],
+      );
+    } catch (error) {
+      this.logger.error('Missed-runs notices failed', {
+        error: (error as Error).message,
+      });
+    }
+  }
+
   private logSkipped(
     candidates: Parameters<typeof countDuePerScheduler>[0],
     skipped: Date[],
-  ): void {
+  ): Map<number, number> {
     const counts = countDuePerScheduler(
       candidates,
       skipped,
@@ -269,6 +497,7 @@ export class Producer {
       from,
       to,
     });
+    return counts;
   }
 
   /** The newest slot any instance evaluated: tells downtime from a late tick. */

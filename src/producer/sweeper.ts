@@ -1,7 +1,7 @@
 import {performance} from 'node:perf_hooks';
 import type {Pool} from 'pg';
 import type {TaskPublisher} from '../queue/task-publisher';
-import {publishClaims} from './claim-publisher';
+import {ConfirmedListener, publishClaims} from './claim-publisher';
 import type {Claim} from './execution-claimer';
 
 export interface SweepOptions {
@@ -15,6 +15,8 @@ export interface SweepOptions {
   batchSize?: number;
   /** Monotonic milliseconds; injectable so tests can spend the budget. */
   elapsedClock?: () => number;
+  /** Told what the broker confirmed (the dispatch-lag metric). */
+  onConfirmed?: ConfirmedListener;
 }
 
 export interface SweepResult {
@@ -106,7 +108,7 @@ async function republishBatch(
     await client.query('BEGIN');
     const {rows} = await client.query<Claim>(
       `SELECT e.id AS execution_id, e.scheduler_id, e.execution_key, e.slot, e.payload,
-              s.report_id, s.worker_id, s.reminder_id, s.params,
+              s.report_id, s.worker_id, s.reminder_id, s.http_target_id, s.params,
               s.date_time IS NOT NULL AS one_time
          FROM scheduler_execution e
          JOIN scheduler s ON s.id = e.scheduler_id
@@ -122,7 +124,12 @@ async function republishBatch(
       ...row,
       execution_id: Number(row.execution_id),
     }));
-    const published = await publishClaims(client, publisher, claims);
+    const published = await publishClaims(
+      client,
+      publisher,
+      claims,
+      options.onConfirmed,
+    );
     await client.query('COMMIT');
     return {found: claims.length, published};
   } catch (error) {

@@ -8,7 +8,9 @@ import {HttpErrors} from '@loopback/rest';
 import type {AppConfig} from '../config';
 import {AppBindings, LoggingBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
+import {outsideRequest} from '../logging/request-context';
 import {AmqpConnection} from './amqp-connection';
+import {checkQueues, QueueStats} from './queue-stats';
 import {TaskPublisher} from './task-publisher';
 import {assertTopology, brokerTopology, retrySettings} from './topology';
 
@@ -35,12 +37,15 @@ export class BrokerService implements LifeCycleObserver {
   async taskPublisher(): Promise<TaskPublisher> {
     if (!this.connection) {
       const topology = brokerTopology(retrySettings(this.config));
-      this.connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
-        onConnect: connection =>
-          assertTopology(() => connection.createChannel(), topology),
+      const connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
+        onConnect: opened =>
+          assertTopology(() => opened.createChannel(), topology),
       });
-      this.publisher = new TaskPublisher(this.connection, this.logger);
-      await this.connection.start();
+      this.connection = connection;
+      this.publisher = new TaskPublisher(connection, this.logger);
+      // The first request to publish opens the connection, which outlives
+      // it: its socket, reconnects and their records belong to no request.
+      await outsideRequest(() => connection.start());
     }
     if (!this.connection.connected) {
       throw new HttpErrors.ServiceUnavailable(
@@ -54,25 +59,9 @@ export class BrokerService implements LifeCycleObserver {
    * Ready messages and consumers of each queue, read with passive declares
    * (a missing queue closes only its own channel and is reported absent).
    */
-  async queueStats(
-    names: string[],
-  ): Promise<
-    Array<{name: string; messages: number | null; consumers: number | null}>
-  > {
+  async queueStats(names: string[]): Promise<QueueStats[]> {
     await this.taskPublisher();
-    const stats = [];
-    for (const name of names) {
-      const channel = await this.connection!.createChannel();
-      channel.on('error', () => undefined);
-      try {
-        const {messageCount, consumerCount} = await channel.checkQueue(name);
-        stats.push({name, messages: messageCount, consumers: consumerCount});
-        await channel.close().catch(() => undefined);
-      } catch {
-        stats.push({name, messages: null, consumers: null});
-      }
-    }
-    return stats;
+    return checkQueues(this.connection!, names);
   }
 
   async stop(): Promise<void> {

@@ -1,11 +1,11 @@
 import {workerParamKeyProblems} from '../executors/worker-params';
 /** The spec's task message: what the producer publishes and the consumer runs. */
-export const TASK_TYPES = ['report', 'worker', 'reminder'] as const;
+export const TASK_TYPES = ['report', 'worker', 'reminder', 'http'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 export interface TaskMessage {
   type: TaskType;
-  /** Report, worker or reminder id. */
+  /** Report, worker, reminder or HTTP target id. */
   id: number;
   scheduler_id: number;
   /** JSON-encoded scheduler params. */
@@ -18,6 +18,7 @@ export interface TaskSource {
   report_id: number | null;
   worker_id: number | null;
   reminder_id: number | null;
+  http_target_id?: number | null;
   params: Record<string, unknown> | null;
 }
 
@@ -27,7 +28,9 @@ export function taskMessageFor(source: TaskSource): TaskMessage {
       ? (['report', source.report_id] as const)
       : source.worker_id !== null
         ? (['worker', source.worker_id] as const)
-        : (['reminder', source.reminder_id!] as const);
+        : source.reminder_id !== null
+          ? (['reminder', source.reminder_id] as const)
+          : (['http', source.http_target_id!] as const);
   return {
     type,
     id,

@@ -1,9 +1,33 @@
 import type {ConfirmChannel} from 'amqplib';
-import {once} from 'node:events';
+import {EventEmitter, once} from 'node:events';
 import type {Logger} from '../logging/logger';
+import type {Metrics} from '../metrics/metrics';
+import {currentRequestId} from '../logging/request-context';
 import type {AmqpConnection} from './amqp-connection';
 import {encodeTaskMessage, TaskMessage} from './task-message';
 import {TASK_QUEUE} from './topology';
+
+/**
+ * Resolves when the channel's write buffer drained or the channel closed,
+ * and leaves no listener behind: a producer waits here many times per tick,
+ * and each forgotten `once` listener would stay on the channel for good.
+ */
+export async function drainedOrClosed(channel: EventEmitter): Promise<void> {
+  const done = new AbortController();
+  const wait = (event: string) =>
+    once(channel, event, {signal: done.signal}).then(
+      () => undefined,
+      () => undefined,
+    );
+  try {
+    await Promise.race([wait('drain'), wait('close')]);
+  } finally {
+    done.abort();
+  }
+}
+
+/** The request that caused a task (run now, re-drive), on its message. */
+export const REQUEST_ID_MESSAGE_HEADER = 'x-request-id';
 
 /** Execution id → when the broker's confirm for its message arrived. */
 export type Confirmations = Map<number, Date>;
@@ -27,6 +51,8 @@ export class TaskPublisher {
   constructor(
     private readonly connection: AmqpConnection,
     private readonly logger: Logger,
+    /** Counts publishes by broker answer (the producer's metrics). */
+    private readonly metrics?: Metrics,
   ) {
     connection.on('disconnected', () => (this.channel = undefined));
   }
@@ -43,9 +69,14 @@ export class TaskPublisher {
         tasks: tasks.length,
         error: (error as Error).message,
       });
+      this.metrics?.count('publishes', {result: 'failed'}, tasks.length);
       return confirmed;
     }
     const confirmations: Promise<void>[] = [];
+    let returned = 0;
+    const publishedAt = Date.now();
+    // A run now or re-drive: its task's log lines name the request.
+    const requestId = currentRequestId();
     for (const task of tasks) {
       const messageId = `${task.executionId}`;
       let accepted = true;
@@ -64,22 +95,30 @@ export class TaskPublisher {
                 'x-execution-id': task.executionId,
                 'x-execution-key': task.executionKey,
                 'x-deduplication-header': `${task.message.scheduler_id}:${task.executionKey}`,
+                // Epoch ms: the consumer's queue-wait metric starts here.
+                'x-published-at': publishedAt,
+                ...(requestId === undefined
+                  ? {}
+                  : {[REQUEST_ID_MESSAGE_HEADER]: requestId}),
               },
             },
             error => {
-              if (!error && !this.returned.delete(messageId)) {
-                confirmed.set(task.executionId, new Date());
-              }
+              // An error is a nack, or the channel closed first: failed.
+              if (!error && this.returned.delete(messageId)) returned++;
+              else if (!error) confirmed.set(task.executionId, new Date());
               resolve();
             },
           );
         }),
       );
       // Backpressure: the socket buffer is full, wait before writing more.
-      if (!accepted) await this.drained(channel);
+      if (!accepted) await drainedOrClosed(channel);
     }
     await Promise.all(confirmations);
     const failed = tasks.length - confirmed.size;
+    this.metrics?.count('publishes', {result: 'confirmed'}, confirmed.size);
+    this.metrics?.count('publishes', {result: 'returned'}, returned);
+    this.metrics?.count('publishes', {result: 'failed'}, failed - returned);
     if (failed > 0) {
       this.logger.warn('Some publishes were not confirmed', {
         confirmed: confirmed.size,
@@ -98,13 +137,6 @@ export class TaskPublisher {
       )
         ?.close()
         .catch(() => undefined);
-  }
-
-  private drained(channel: ConfirmChannel): Promise<void> {
-    return Promise.race([
-      once(channel, 'drain').then(() => undefined),
-      once(channel, 'close').then(() => undefined),
-    ]);
   }
 
   private openChannel(): Promise<ConfirmChannel> {

@@ -10,6 +10,12 @@ export const FAILED_QUEUE = 'cron_scheduler_failed';
  * `cron_scheduler`; the task consumer hands report messages over.
  */
 export const REPORT_QUEUE = 'cron_scheduler_reports';
+/**
+ * HTTP tasks wait here, consumed by HTTP consumers of their own (one call
+ * each at a time, HTTP_TASK_CONCURRENCY of them), so a slow or hanging
+ * target holds one of those and never the slot of another task kind.
+ */
+export const HTTP_QUEUE = 'cron_scheduler_http';
 export const DEAD_LETTER_EXCHANGE = 'cron_dlx';
 export const RETRY_ROUTING_KEY = 'retry';
 export const FAILED_ROUTING_KEY = 'failed';
@@ -159,6 +165,7 @@ export function brokerTopology(settings: RetrySettings): Topology {
     queues: [
       workQueue(TASK_QUEUE, {'x-message-deduplication': true}),
       workQueue(REPORT_QUEUE),
+      workQueue(HTTP_QUEUE),
       // The spec's queue, where the task queue dead-letters to; after a delay
       // change it keeps the TTL it was declared with (retries use the tiers).
       {...delayQueue(RETRY_QUEUE, settings.retryDelayMs), keepExisting: true},

@@ -23,7 +23,7 @@ async function run(request: ReportRequest): Promise<Record<string, unknown>> {
   // Log lines go to stdout, which the consumer captures and logs with the task.
   const logger = createLogger({level: 'info', service: 'report-child'});
   const db = createPool(
-    config.databaseUrl,
+    {url: config.databaseUrl, poolMode: config.databasePoolMode},
     logger,
     2,
     statementTimeout(config.dbStatementTimeoutMs),

@@ -11,6 +11,7 @@ import {AppBindings, LoggingBindings, ReportBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
 import {ReportMailer} from './delivery/report-mailer';
 import type {ReportServices} from './report-runner';
+import {databaseTarget} from '../config';
 
 /**
  * The API's side of reports: a small pg pool for report queries and the
@@ -40,7 +41,7 @@ export class ReportGenerationService implements LifeCycleObserver {
 
   services(): ReportServices {
     this.pool ??= createPool(
-      this.config.databaseUrl,
+      databaseTarget(this.config),
       this.logger,
       3,
       statementTimeout(this.config.dbStatementTimeoutMs),

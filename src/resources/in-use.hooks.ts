@@ -10,7 +10,7 @@ const SHOWN = 50;
  * refuse with 422 naming them (the foreign key would refuse it anyway).
  */
 export function refuseWhileScheduled(
-  field: 'report_id' | 'worker_id' | 'reminder_id',
+  field: 'report_id' | 'worker_id' | 'reminder_id' | 'http_target_id',
 ) {
   return async (current: Entity, ctx: HookContext): Promise<void> => {
     const schedulers = await repositoryOf<Scheduler>(ctx, 'Scheduler');

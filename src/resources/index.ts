@@ -1,9 +1,11 @@
 import {ADMINS, EVERYONE, OPERATORS} from '../auth/roles';
 import {CrudResource, defineResource} from '../crud/crud-resource';
 import {
+  Calendar,
   Config,
   FailedTask,
   Group,
+  HttpTarget,
   Language,
   Notification,
   Reminder,
@@ -15,6 +17,9 @@ import {
   User,
   Worker,
 } from '../models';
+import {calendarHooks} from './calendar.hooks';
+import {httpTargetHooks} from './http-target.hooks';
+import {HTTP_TARGET_SECRET_FIELD} from './http-target-fields';
 import {refuseWhileScheduled} from './in-use.hooks';
 import {schedulerHooks} from './scheduler.hooks';
 import {ticketHooks} from './ticket.hooks';
@@ -98,6 +103,25 @@ export const RESOURCES: CrudResource[] = [
     hooks: {beforeDelete: refuseWhileScheduled('reminder_id')},
   }),
   defineResource({
+    model: HttpTarget,
+    path: '/http-targets',
+    // Created by HttpTargetSecretController: the answer shows the signing secret once.
+    access: {read: EVERYONE, update: OPERATORS, delete: OPERATORS},
+    serverOwned: [
+      'secret_header_names',
+      'previous_secret_expires_at',
+      'secret_rotated_at',
+    ],
+    createExtras: HTTP_TARGET_SECRET_FIELD,
+    updateExtras: HTTP_TARGET_SECRET_FIELD,
+    hooks: httpTargetHooks,
+    notes: {
+      updateById:
+        'secret_headers, when given, replaces every write-only header; credential headers in headers are moved there.',
+      deleteById: '422 while a scheduler still calls it.',
+    },
+  }),
+  defineResource({
     model: User,
     path: '/users',
     access: {read: ADMINS, create: ADMINS, update: ADMINS, delete: ADMINS},
@@ -120,6 +144,20 @@ export const RESOURCES: CrudResource[] = [
     },
   }),
   defineResource({model: Config, path: '/config', access: ADMINISTERED}),
+  defineResource({
+    model: Calendar,
+    path: '/calendars',
+    access: OPERATED,
+    hooks: calendarHooks,
+    deleteConflict:
+      'Schedulers still name the calendar in calendar_ids: error.details[0].info.scheduler_ids lists them',
+    notes: {
+      create:
+        'dates are stored sorted, each once. A zone, date or cron expression that cannot be read is a 422 naming it (e.g. /dates/3).',
+      deleteById:
+        'Refused with 409 while a scheduler names the calendar in calendar_ids.',
+    },
+  }),
   defineResource({
     model: Notification,
     path: '/notifications',

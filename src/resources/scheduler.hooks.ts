@@ -2,7 +2,7 @@ import type {AnyObject} from '@loopback/repository';
 import {HttpErrors} from '@loopback/rest';
 import type {CrudHooks, HookContext} from '../crud/crud-resource';
 import type {ErrorDetail} from '../middleware/error-mapping';
-import type {Scheduler} from '../models';
+import type {Calendar, Scheduler} from '../models';
 import {
   pastDateTimeErrors,
   schedulerRuleErrors,
@@ -16,6 +16,7 @@ const TASK_REFERENCES = [
   ['report_id', 'Report'],
   ['worker_id', 'Worker'],
   ['reminder_id', 'Reminder'],
+  ['http_target_id', 'HttpTarget'],
 ] as const;
 
 async function missingTasks(
@@ -36,6 +37,30 @@ async function missingTasks(
   return errors;
 }
 
+/** Each id of calendar_ids must name a calendar (checked in one query). */
+async function missingCalendars(
+  record: AnyObject,
+  ctx: HookContext,
+): Promise<ErrorDetail[]> {
+  const ids = record.calendar_ids;
+  if (!Array.isArray(ids) || ids.length === 0) return [];
+  const calendars = await repositoryOf<Calendar>(ctx, 'Calendar');
+  const found = await calendars.find({
+    where: {id: {inq: ids}},
+    fields: {id: true},
+  });
+  const known = new Set(found.map(calendar => calendar.id));
+  const missing = (ids as number[]).filter(id => !known.has(id));
+  if (missing.length === 0) return [];
+  return [
+    fieldError(
+      'calendar_ids',
+      'notFound',
+      `Calendar ${missing.join(', ')} does not exist`,
+    ),
+  ];
+}
+
 /**
  * The rules, then that the task it names exists, then a report's params.
  * `armedDateTime` is a date_time being set or re-armed (on create, in the
@@ -50,7 +75,10 @@ async function assertValid(
     ...schedulerRuleErrors(record),
     ...pastDateTimeErrors(armedDateTime as string | null, new Date()),
   ];
-  if (errors.length === 0) errors.push(...(await missingTasks(record, ctx)));
+  if (errors.length === 0) {
+    errors.push(...(await missingTasks(record, ctx)));
+    errors.push(...(await missingCalendars(record, ctx)));
+  }
   if (errors.length === 0)
     errors.push(...(await reportParamErrors(record, ctx)));
   if (errors.length > 0) throw validationError(errors);

@@ -7,9 +7,11 @@ import {
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
 import {createPool, statementTimeout} from '../database/pg-pool';
-import {AppBindings, LoggingBindings} from '../keys';
+import {AppBindings, LoggingBindings, MetricsBindings} from '../keys';
+import type {Metrics} from '../metrics/metrics';
 import {componentLogger, Logger} from '../logging/logger';
 import {StayAliveSupervisor} from './supervisor';
+import {databaseTarget} from '../config';
 
 export const STAY_ALIVE_CONTEXT = 'stay-alive';
 
@@ -26,6 +28,8 @@ export class StayAliveObserver implements LifeCycleObserver {
   constructor(
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
     @inject(LoggingBindings.LOGGER) logger: Logger,
+    @inject(MetricsBindings.METRICS, {optional: true})
+    private readonly metrics?: Metrics,
   ) {
     this.logger = componentLogger(logger, STAY_ALIVE_CONTEXT);
   }
@@ -33,19 +37,21 @@ export class StayAliveObserver implements LifeCycleObserver {
   start(): void {
     this.stopping = undefined;
     this.pool = createPool(
-      this.config.databaseUrl,
+      databaseTarget(this.config),
       this.logger,
       2,
       statementTimeout(this.config.dbStatementTimeoutMs),
     );
     this.supervisor = new StayAliveSupervisor({
       pool: this.pool,
-      databaseUrl: this.config.databaseUrl,
+      // Session advisory locks: never through a transaction pooler.
+      databaseUrl: this.config.databaseDirectUrl,
       settings: this.config.stayAlive,
       workersDir: this.config.workersDir,
       env: this.config.childEnv,
       logger: this.logger,
       name: this.config.containerId,
+      metrics: this.metrics,
     });
     this.supervisor.start();
     this.logger.info('stay-alive supervisor started', {

@@ -8,6 +8,7 @@ import {signalProcessGroup} from '../executors/process-group';
 import {spawnTiedToParent} from '../executors/tied-spawn';
 import type {Logger} from '../logging/logger';
 import {RestartBackoff, BackoffSettings} from './restart-backoff';
+import type {Metrics} from '../metrics/metrics';
 import type {Timers} from './timers';
 
 export interface WorkerLaunch {
@@ -25,6 +26,7 @@ export interface SupervisedWorkerOptions {
   logger: Logger;
   /** Output logged per start of the worker; the rest is dropped. */
   outputMaxBytes?: number;
+  metrics?: Metrics;
 }
 
 /**
@@ -80,6 +82,9 @@ export class SupervisedWorker {
       ) => {
         if (settled) return;
         settled = true;
+        if (child.pid !== undefined) {
+          this.options.metrics?.count('stayAliveWorkers', {}, -1);
+        }
         this.child = undefined;
         this.onExit(code, signal, error);
         resolve();
@@ -93,6 +98,7 @@ export class SupervisedWorker {
       });
     });
     if (child.pid !== undefined) {
+      this.options.metrics?.count('stayAliveWorkers');
       this.logger.info('Stay-alive worker started', {
         child_pid: child.pid,
         command: executable,
@@ -166,6 +172,7 @@ export class SupervisedWorker {
       this.restartTimer = undefined;
       if (this.stopping) return;
       this.logger.info('Stay-alive worker restarting', {delay_ms: delay});
+      this.options.metrics?.count('stayAliveRestarts');
       this.start();
     }, delay);
   }

@@ -1,4 +1,5 @@
 import type {Pool} from 'pg';
+import type {Metrics} from '../metrics/metrics';
 import type {StayAliveConfig} from '../config';
 import {workerArguments} from '../executors/worker.executor';
 import {workerParamKeyProblems} from '../executors/worker-params';
@@ -24,6 +25,7 @@ export interface SupervisorOptions {
   timers?: Timers;
   /** Names this supervisor's lock session in pg_stat_activity. */
   name?: string;
+  metrics?: Metrics;
 }
 
 /** Same program and same arguments: a change of either restarts the worker. */
@@ -124,6 +126,7 @@ export class StayAliveSupervisor {
         outputMaxBytes: this.options.settings.outputMaxBytes,
         timers: this.timers,
         logger: this.options.logger,
+        metrics: this.options.metrics,
       });
       this.workers.set(id, worker);
       worker.start();

@@ -14,13 +14,22 @@ export interface SchedulerShape {
   report_id?: number | null;
   worker_id?: number | null;
   reminder_id?: number | null;
+  http_target_id?: number | null;
   params?: Record<string, unknown> | null;
+  starts_at?: Date | string | null;
+  ends_at?: Date | string | null;
 }
 
 /** The longest reminder message, as the Reminder model allows. */
 export const MAX_REMINDER_MESSAGE_LENGTH = 10_000;
 
-const TASK_FIELDS = ['report_id', 'worker_id', 'reminder_id'] as const;
+const TASK_FIELDS = [
+  'report_id',
+  'worker_id',
+  'reminder_id',
+  'http_target_id',
+] as const;
+const TASK_FIELD_LIST = TASK_FIELDS.join(', ');
 
 const present = (value: unknown) => value !== undefined && value !== null;
 
@@ -29,8 +38,8 @@ function taskKindErrors(record: SchedulerShape): ErrorDetail[] {
   if (given.length === 1) return [];
   const message =
     given.length === 0
-      ? 'exactly one of report_id, worker_id, reminder_id is required'
-      : `exactly one of report_id, worker_id, reminder_id is allowed, got ${given.join(', ')}`;
+      ? `exactly one of ${TASK_FIELD_LIST} is required`
+      : `exactly one of ${TASK_FIELD_LIST} is allowed, got ${given.join(', ')}`;
   const fields = given.length === 0 ? TASK_FIELDS : given;
   return fields.map(field => fieldError(field, 'taskKind', message));
 }
@@ -139,8 +148,26 @@ function reminderMessageErrors(record: SchedulerShape): ErrorDetail[] {
   ];
 }
 
+/** The active window must be one: ends_at after starts_at. */
+function activeWindowErrors(record: SchedulerShape): ErrorDetail[] {
+  if (!present(record.starts_at) || !present(record.ends_at)) return [];
+  const starts = new Date(record.starts_at!).getTime();
+  const ends = new Date(record.ends_at!).getTime();
+  if (!Number.isFinite(starts) || !Number.isFinite(ends) || ends > starts) {
+    return [];
+  }
+  return [
+    fieldError(
+      'ends_at',
+      'activeWindow',
+      'ends_at must lie after starts_at (the active window would be empty)',
+    ),
+  ];
+}
+
 export function schedulerRuleErrors(record: SchedulerShape): ErrorDetail[] {
   return [
+    ...activeWindowErrors(record),
     ...reminderMessageErrors(record),
     ...taskKindErrors(record),
     ...workerParamErrors(record),

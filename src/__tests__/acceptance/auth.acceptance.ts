@@ -1,4 +1,5 @@
 import {expect} from '@loopback/testlab';
+import {withoutRequestId} from '../fixtures/error-body';
 import jwt from 'jsonwebtoken';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
 import {asUser, givenUser, TEST_PASSWORD, TestUser} from '../fixtures/security';
@@ -66,7 +67,7 @@ describe('authentication', () => {
           .post('/api/auth/login')
           .send(credentials)
           .expect(401);
-        bodies.push(res.body);
+        bodies.push(withoutRequestId(res));
       }
       expect(bodies[0]).to.deepEqual({
         error: {

@@ -298,6 +298,11 @@ describe('identity hardening (issue 20)', () => {
       expect(explorer.headers['content-security-policy']).to.match(
         /script-src 'self' 'unsafe-inline'/,
       );
+      // Only the explorer itself, not every path that starts like it.
+      const lookalike = await given.client.get('/api/explorerx');
+      expect(lookalike.headers['content-security-policy']).to.match(
+        /script-src 'self'(;|$)/,
+      );
     });
 
     it('allows a listed origin, refuses another, and answers a preflight', async () => {

@@ -1,6 +1,13 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import {expect} from '@loopback/testlab';
+import {existsSync, readFileSync} from 'node:fs';
+import {join} from 'node:path';
+import {PROJECT_ROOT} from '../../config';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
+
+const packageJson = JSON.parse(
+  readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'),
+) as {version: string; license: string};
 
 type Operation = {
   operationId: string;
@@ -190,5 +197,50 @@ describe('OpenAPI document and explorer', () => {
   it('serves the API explorer at /api/explorer', async () => {
     const res = await given.client.get('/api/explorer/').expect(200);
     expect(res.text).to.match(/swagger-ui/i);
+  });
+
+  describe('names itself (issue 19)', () => {
+    type Info = {
+      title: string;
+      version: string;
+      description: string;
+      license: {name: string};
+    };
+    const info = () => (spec as unknown as {info: Info}).info;
+
+    it('has the service title and the version of package.json', () => {
+      expect(info().title).to.equal('Task Scheduler API');
+      expect(info().version).to.equal(packageJson.version);
+    });
+
+    it('links the guides in its description, each one a file that exists', () => {
+      const guides = info().description.match(/`[\w/-]+\.md`/g) ?? [];
+      expect(guides).to.containDeep(['`README.md`', '`docs/api.md`']);
+      for (const guide of guides) {
+        const file = guide.slice(1, -1);
+        expect({
+          file,
+          exists: existsSync(join(PROJECT_ROOT, file)),
+        }).to.deepEqual({file, exists: true});
+      }
+    });
+
+    it("states package.json's license", () => {
+      expect(info().license).to.deepEqual({name: packageJson.license});
+    });
+
+    it('shows the title on the explorer page', async () => {
+      const res = await given.client.get('/api/explorer/').expect(200);
+      expect(res.text).to.containEql('<title>Task Scheduler API</title>');
+      expect(res.text).to.not.containEql('LoopBack API Explorer');
+    });
+
+    it('reports the version on GET /api/ping, without a token', async () => {
+      const res = await given.client.get('/api/ping').expect(200);
+      expect(res.body).to.containDeep({
+        status: 'ok',
+        version: packageJson.version,
+      });
+    });
   });
 });

@@ -90,6 +90,9 @@ describe('Producer process under the chaos settings', () => {
     const clock = {
       CHAOS_CLOCK_SCALE: '30',
       CHAOS_CLOCK_ORIGIN: new Date().toISOString(),
+      // The doomed producer's slot lease stays unfinished: the survivor takes
+      // it over after this long (real time), as in the chaos suite.
+      CRON_SLOT_LEASE_MS: '2000',
     };
     const doomed = producer({...clock, CHAOS_KILL_AFTER_CLAIM_FILE: trigger});
     const {signal} = await doomed.exited();

@@ -77,7 +77,8 @@ describe('request logging', () => {
 
   it('logs client errors below error level and never with a stack: 401/403 warn, other 4xx info', async () => {
     await given.client.get('/api/no/such/path').expect(404);
-    await given.client.get('/no-such-page').expect(404);
+    // A path with a file extension: extensionless ones are console deep links.
+    await given.client.get('/no-such-file.js').expect(404);
     await given.client
       .post('/api/auth/login')
       .send({email: operator.email, password: 'wrong-password-1'})
@@ -101,11 +102,11 @@ describe('request logging', () => {
 
   it('logs unknown routes inside and outside the API base path', async () => {
     await given.client.get('/api/unknown/route?x=1').expect(404);
-    await given.client.get('/unknown-page').expect(404);
+    await given.client.get('/unknown-file.txt').expect(404);
     const failed = given.logs.find('Request failed');
     expect(failed.map(r => [r.path, r.url, r.error_code])).to.deepEqual([
       ['/api/unknown/route', '/api/unknown/route?x=1', 404],
-      ['/unknown-page', '/unknown-page', 404],
+      ['/unknown-file.txt', '/unknown-file.txt', 404],
     ]);
     expect(given.logs.find('Incoming request')).to.have.length(2);
   });
@@ -124,10 +125,16 @@ describe('request logging', () => {
     expect(url).to.equal(path);
   });
 
-  it('logs the landing page served at /', async () => {
+  it('logs the operations console served at / and at its deep links', async () => {
     const res = await given.client.get('/').expect(200);
-    expect(res.text).to.match(/Task Scheduler/);
-    expect(res.text).to.match(/api\/explorer/);
+    expect(res.text).to.match(/<title>Task Scheduler console<\/title>/);
+    await given.client.get('/schedulers/12').expect(200);
+    expect(
+      given.logs.find('Request completed', {
+        path: '/schedulers/12',
+        status_code: 200,
+      }),
+    ).to.have.length(1);
     expect(
       given.logs.find('Request completed', {path: '/', status_code: 200}),
     ).to.have.length(1);

@@ -53,6 +53,7 @@ describe('backfill (issue 15, item 5)', () => {
         '2026-11-23T09:00:00.000Z',
       ],
       count: 4,
+      skipped: [],
     });
     expect(await sql(`SELECT * FROM scheduler_execution`)).to.deepEqual([]);
     // 07:00 ran on schedule: the backfill must not run it again.
@@ -66,7 +67,12 @@ describe('backfill (issue 15, item 5)', () => {
       .set('X-Change-Reason', 'the broker was down')
       .send(range)
       .expect(202);
-    expect(body).to.deepEqual({claimed: 3, already_claimed: 1, published: 3});
+    expect(body).to.deepEqual({
+      claimed: 3,
+      already_claimed: 1,
+      published: 3,
+      skipped: 0,
+    });
     const rows = await sql<{
       execution_key: string;
       trigger: string;
@@ -109,7 +115,12 @@ describe('backfill (issue 15, item 5)', () => {
       .post(`/api/schedulers/${id}/backfill`)
       .send(range)
       .expect(202);
-    expect(again).to.deepEqual({claimed: 0, already_claimed: 4, published: 0});
+    expect(again).to.deepEqual({
+      claimed: 0,
+      already_claimed: 4,
+      published: 0,
+      skipped: 0,
+    });
   });
 
   it('refuses one-time schedulers, reversed or future ranges, too many slots, viewers and unknown ids', async () => {

@@ -55,6 +55,8 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
         '2026-11-25T08:00:00.000Z',
         '2026-11-26T08:00:00.000Z',
       ],
+      // No calendars: nothing skipped.
+      skipped: [],
     });
     const {body: ten} = await viewer.get(`/api/schedulers/${id}/next-runs`);
     expect(ten.runs).to.have.length(10);
@@ -152,6 +154,7 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
       active: true,
       description: 'Every 15 minutes',
       runs: ['2026-11-23T10:15:00.000Z', '2026-11-23T10:30:00.000Z'],
+      skipped: [],
     });
   });
 

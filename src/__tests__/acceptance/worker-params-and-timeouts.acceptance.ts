@@ -1,4 +1,5 @@
 import {expect} from '@loopback/testlab';
+import {withoutRequestId} from '../fixtures/error-body';
 import {asUser, AuthedClient, givenTeam} from '../fixtures/security';
 import {
   givenRunningApp,
@@ -120,7 +121,7 @@ describe('API boundaries: worker param keys and statement timeouts', () => {
         .query({filter})
         .expect(503);
       expect(Date.now() - started).to.be.below(5000);
-      expect(res.body).to.deepEqual({
+      expect(withoutRequestId(res)).to.deepEqual({
         error: {
           statusCode: 503,
           name: 'ServiceUnavailableError',

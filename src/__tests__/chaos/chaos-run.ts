@@ -11,7 +11,7 @@ import {
   TEST_RETRY,
   TEST_RETRY_ENV,
 } from '../fixtures/test-broker';
-import {createChaosEnvironment, ChaosEnvironment} from './chaos-environment';
+import {createChaosEnvironment} from './chaos-environment';
 import {checkLedger, FaultWindow, Violation} from './chaos-invariants';
 import {CONSUMERS, FaultKind, planFaults, PRODUCERS} from './chaos-plan';
 import {ChaosOptions, ChaosProfile, parseChaosArgs} from './chaos-profile';
@@ -32,6 +32,8 @@ const FLOOD_TIMEOUT_MS = 20_000;
 const RESTART_DELAY_MS = 1000;
 /** Real time after which a claim left unpublished is swept. */
 const SWEEP_AFTER_REAL_MS = 4000;
+/** Real time after which a dead producer's slot lease is taken over. */
+const SLOT_LEASE_REAL_MS = 2000;
 /**
  * How long a consumer kill waits for its target to be inside a task, in
  * simulated minutes (work arrives in a burst each minute).
@@ -48,7 +50,7 @@ class Cluster {
   }
 }
 
-async function seedSchedulers(
+export async function seedSchedulers(
   db: Client,
   profile: Pick<
     ChaosProfile,
@@ -102,18 +104,20 @@ async function seedSchedulers(
   );
 }
 
-function serviceEnv(
-  environment: ChaosEnvironment,
+/** A URL with its host replaced by a local proxy's port. */
+function throughProxy(url: string, proxy: TcpProxy): string {
+  const proxied = new URL(url);
+  proxied.host = `127.0.0.1:${proxy.port}`;
+  return proxied.toString();
+}
+
+export function serviceEnv(
   name: string,
-  links: {database: TcpProxy; broker: TcpProxy},
+  links: {databaseUrl: string; amqpUrl: string},
   clock: {origin: Date; scale: number},
   triggerFile: string,
 ): Record<string, string> {
   const producer = name.startsWith('producer');
-  const database = new URL(environment.databaseUrl);
-  database.host = `127.0.0.1:${links.database.port}`;
-  const broker = new URL(environment.amqpUrl);
-  broker.host = `127.0.0.1:${links.broker.port}`;
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     NODE_ENV: 'test',
@@ -121,13 +125,16 @@ function serviceEnv(
     SERVICE_NAME: `chaos-${name}`,
     APP_MODE: producer ? 'scheduler' : 'worker',
     PORT: '0',
-    DATABASE_URL: database.toString(),
-    AMQP_URL: broker.toString(),
+    DATABASE_URL: links.databaseUrl,
+    AMQP_URL: links.amqpUrl,
     ...TEST_RETRY_ENV,
     WORKERS_DIR,
     // Even a 20 s outage of every producer stays inside the catch-up window.
     CRON_CATCHUP_MINUTES: '30',
     CRON_SWEEP_AFTER_MS: String(Math.round(SWEEP_AFTER_REAL_MS * clock.scale)),
+    // Real ms, from the database's clock: a producer killed inside its slot
+    // is taken over well within a simulated minute's real length.
+    CRON_SLOT_LEASE_MS: String(SLOT_LEASE_REAL_MS),
     CRON_SHUTDOWN_GRACE_MS: '5000',
     // Tasks still run one at a time; the next ones wait in the consumer
     // instead of a broker round trip away.
@@ -226,7 +233,15 @@ export async function runChaos(options: ChaosOptions): Promise<number> {
       const proc = new SupervisedProcess(
         name,
         links,
-        serviceEnv(environment, name, links, clock, triggerFile),
+        serviceEnv(
+          name,
+          {
+            databaseUrl: throughProxy(environment.databaseUrl, links.database),
+            amqpUrl: throughProxy(environment.amqpUrl, links.broker),
+          },
+          clock,
+          triggerFile,
+        ),
         path.join(environment.dir, `${name}.log`),
         RESTART_DELAY_MS,
         injector.claimFaultFired,

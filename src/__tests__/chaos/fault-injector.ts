@@ -1,7 +1,12 @@
 import {existsSync, writeFileSync} from 'node:fs';
 import type {FaultKind, PlannedFault} from './chaos-plan';
-import type {SupervisedProcess} from './supervised-process';
+import type {ProcessLinks, SupervisedProcess} from './supervised-process';
 import {log, sleep, waitFor} from './wait';
+
+function linksOf(p: SupervisedProcess): ProcessLinks {
+  if (!p.links) throw new Error(`${p.name} runs without proxies`);
+  return p.links;
+}
 
 /** A fault as it happened (real times, ms). */
 export interface InjectedFault {
@@ -81,10 +86,10 @@ export class FaultInjector {
       case 'outcome-mark-cut': {
         // The task ends while the database is away: its outcome mark must be retried, not its task.
         const {victim, midTask} = await this.consumerInsideTask(fault.target);
-        victim.links.database.cut();
+        linksOf(victim).database.cut();
         const cutAt = Date.now();
         await sleep(fault.durationMs!);
-        victim.links.database.restore();
+        linksOf(victim).database.restore();
         this.injected.push({
           ...fault,
           target: victim.name,
@@ -149,11 +154,11 @@ export class FaultInjector {
     const targets =
       fault.target === 'all' ? this.processes : [this.process(fault.target)];
     for (const p of targets) {
-      if (stall) p.links[link].stall();
-      else p.links[link].cut();
+      if (stall) linksOf(p)[link].stall();
+      else linksOf(p)[link].cut();
     }
     await sleep(fault.durationMs!);
-    for (const p of targets) p.links[link].restore();
+    for (const p of targets) linksOf(p)[link].restore();
     this.injected.push({...fault, at, to: Date.now()});
   }
 

@@ -39,6 +39,8 @@ export class SupervisedProcess {
   readonly exits: ExitRecord[] = [];
   /** Real time of the last log line with each message, per message. */
   readonly lastSeen = new Map<string, number>();
+  /** How many log lines with each message, over every start. */
+  readonly seenCount = new Map<string, number>();
   lastMsg = '';
   private tail: string[] = [];
   private killing = false;
@@ -48,7 +50,8 @@ export class SupervisedProcess {
 
   constructor(
     readonly name: string,
-    readonly links: ProcessLinks,
+    /** Its own proxies, where the suite breaks its links (none in the fleet run). */
+    readonly links: ProcessLinks | undefined,
     private readonly env: Record<string, string>,
     private readonly logFile: string,
     private readonly restartDelayMs: number,
@@ -146,6 +149,7 @@ export class SupervisedProcess {
     if (msg) {
       this.lastMsg = msg;
       this.lastSeen.set(msg, Date.now());
+      this.seenCount.set(msg, (this.seenCount.get(msg) ?? 0) + 1);
     }
   }
 

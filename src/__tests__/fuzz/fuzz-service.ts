@@ -98,6 +98,7 @@ export class FuzzService {
       text,
       ms: performance.now() - started,
       retryAfter: response.headers.get('retry-after') ?? undefined,
+      requestId: response.headers.get('x-request-id') ?? undefined,
     };
   }
 

@@ -9,14 +9,23 @@ export interface Answer {
   text: string;
   ms: number;
   retryAfter?: string;
+  /** The X-Request-Id response header. */
+  requestId?: string;
 }
 
-const ERROR_FIELDS = new Set(['statusCode', 'name', 'message', 'details']);
+const ERROR_FIELDS = new Set([
+  'statusCode',
+  'name',
+  'message',
+  'details',
+  'request_id',
+]);
 
 /**
  * The pass criteria one answer must meet: no 5xx, no request over a second,
  * and every error in the uniform body the OpenAPI document promises
- * (`ErrorResponse`), with nothing else in it: in production no stack either.
+ * (`ErrorResponse`), with nothing else in it (its request_id the response's
+ * X-Request-Id): in production no stack either.
  */
 export function answerChecker(errorSchema: JsonSchema) {
   // The document's dialect carries `example`, which strict mode refuses.
@@ -46,6 +55,11 @@ export function answerChecker(errorSchema: JsonSchema) {
     }
     const extra = Object.keys(error).filter(key => !ERROR_FIELDS.has(key));
     if (extra.length > 0) problems.push(`error has extra keys ${extra}`);
+    if (error.request_id !== answer.requestId) {
+      problems.push(
+        `error.request_id ${String(error.request_id)} differs from X-Request-Id ${String(answer.requestId)}`,
+      );
+    }
     if (error.statusCode !== answer.status) {
       problems.push(
         `error.statusCode ${String(error.statusCode)} differs from status ${answer.status}`,

@@ -83,9 +83,12 @@ function integerValue(schema: JsonSchema): fc.Arbitrary<number> {
 function objectValue(schema: JsonSchema): fc.Arbitrary<unknown> {
   const properties = schema.properties ?? {};
   if (Object.keys(properties).length === 0) {
-    return fc.dictionary(fc.string({maxLength: 12}), anyJson(), {
-      maxKeys: 5,
-    });
+    // A map whose values have a schema of their own (headers: name → string).
+    const values =
+      typeof schema.additionalProperties === 'object'
+        ? validValue(schema.additionalProperties)
+        : anyJson();
+    return fc.dictionary(fc.string({maxLength: 12}), values, {maxKeys: 5});
   }
   const model = Object.fromEntries(
     Object.entries(properties).map(([name, property]) => [

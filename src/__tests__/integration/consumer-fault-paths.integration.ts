@@ -139,12 +139,13 @@ describe('consumer fault paths', () => {
 
   const ledger = async (id: number) =>
     (await sql(`SELECT * FROM scheduler_execution WHERE id = $1`, [id]))[0];
-  const started = (count = 1) =>
-    eventually(
-      () => consumer!.logs.find('Task started').length >= count || undefined,
-      10_000,
-      `${count} task start(s)`,
-    );
+  /**
+   * The worker process itself is running: 'Task started' comes before the
+   * executor reads the worker's row, so a fault injected right after that log
+   * could hit the lookup instead of the running task.
+   */
+  const running = (worker: string) =>
+    eventually(() => lines(worker) || undefined, 10_000, `${worker} running`);
 
   describe('item 1: an outcome that cannot be recorded', () => {
     it('acks a task that ran when PostgreSQL is cut during its outcome mark, and never runs it again', async () => {
@@ -154,7 +155,7 @@ describe('consumer fault paths', () => {
         tuning: {outcomeMarkRetryMs: 20_000, requeueDelayMs: 200},
       });
       const id = await publishRun(1);
-      await started();
+      await running('slow');
       proxy.cut();
       await eventually(() => lines('slow').includes('done') || undefined);
       await sleep(1000);
@@ -180,7 +181,7 @@ describe('consumer fault paths', () => {
         tuning: {outcomeMarkRetryMs: 500, requeueDelayMs: 200},
       });
       const id = await publishRun(1);
-      await started();
+      await running('slow');
       proxy.cut();
       await eventually(
         () =>
@@ -273,7 +274,7 @@ describe('consumer fault paths', () => {
       const id = await publishRun(3, {
         headers: {'x-retry-count': TEST_RETRY.maxRetries},
       });
-      await started();
+      await running('slow-fail');
       proxy.cut();
       await sleep(2000);
       proxy.restore();
@@ -378,7 +379,7 @@ describe('consumer fault paths', () => {
     it('stops a task whose channel closed and runs it again from the redelivery', async () => {
       consumer = await givenConsumer({workersDir});
       const id = await publishRun(4);
-      await started();
+      await running('slower');
       closeByBroker(channelOf(consumer.tasks));
       await eventually(
         async () => (await ledger(id)).status === 'succeeded' || undefined,
@@ -397,7 +398,7 @@ describe('consumer fault paths', () => {
       consumer = await givenConsumer({workersDir, prefetch: 2});
       await publishRun(1, {ledger: false});
       await publishRun(2, {ledger: false});
-      await started();
+      await running('slow');
       closeByBroker(channelOf(consumer.tasks));
       await eventually(
         () => lines('slow').includes('done') || undefined,
@@ -416,7 +417,7 @@ describe('consumer fault paths', () => {
       consumer = await givenConsumer({workersDir, prefetch: 2});
       await publishRun(1, {ledger: false});
       await publishRun(2, {ledger: false});
-      await started();
+      await running('slow');
       const stopping = consumer;
       consumer = undefined;
       await stopping.stop(5000);

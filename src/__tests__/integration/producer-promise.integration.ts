@@ -473,8 +473,12 @@ describe('producer: every due run fires once and on time', () => {
       expect(await keys()).to.deepEqual(['cron-old-1', 'cron-recent']);
     });
 
-    it('deletes executions older than 30 days once a day from 03:00, on one instance only', async () => {
+    it('deletes executions older than 30 days once a day from 03:00, on one instance only, and slot leases older than a day', async () => {
       await givenOldAndRecentRuns(3);
+      await sql(
+        `INSERT INTO producer_slot_lease (slot, holder, done_at) VALUES
+           ('2026-11-20T02:59:00Z', 'x', now()), ('2026-11-20T03:01:00Z', 'x', now())`,
+      );
       const p = await producer();
       let now = at('2026-11-21T02:59:01Z');
       const timer = (name: string) =>
@@ -490,6 +494,11 @@ describe('producer: every due run fires once and on time', () => {
       now = at('2026-11-21T03:00:01Z');
       await Promise.all([a.runOnce(), b.runOnce()]);
       expect(await keys()).to.deepEqual(['cron-recent']);
+      expect(
+        (await sql<{slot: Date}>('SELECT slot FROM producer_slot_lease')).map(
+          row => row.slot.toISOString(),
+        ),
+      ).to.deepEqual(['2026-11-20T03:01:00.000Z']);
       expect(
         p.logs.find('Old executions deleted').map(line => line.deleted),
       ).to.deepEqual([3]);

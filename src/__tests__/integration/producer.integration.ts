@@ -1,4 +1,5 @@
 import {expect} from '@loopback/testlab';
+import type {TickReport} from '../../producer/producer';
 import amqp, {Channel} from 'amqplib';
 import {loadConfig} from '../../config';
 import {claimRuns} from '../../producer/execution-claimer';
@@ -10,7 +11,9 @@ import {
   TopologyMismatchError,
 } from '../../queue/topology';
 import {
+  allowVhostAccess,
   closeVhostConnections,
+  refuseVhostAccess,
   drainQueue,
   resetBroker,
   TEST_AMQP_URL,
@@ -145,10 +148,37 @@ describe('producer (cron-scheduler)', () => {
     expect(await drainQueue(TASK_QUEUE)).to.have.length(1);
   });
 
-  it('publishes exactly one message per due scheduler when three producers race on the same slot', async () => {
+  it('evaluates a slot once in a fleet: one of three racing producers takes its lease, the others wait for it', async () => {
     await bulkInsertSchedulers(200, '* * * * *');
     const racers = await Promise.all(
       ['a', 'b', 'c'].map(name => producer({cronCatchUpMinutes: 0}, name)),
+    );
+    const reports = await Promise.all(
+      racers.map(r => r.producer.tick(at('2026-11-21T10:00:02Z'))),
+    );
+    expect(reports.filter(r => r.slots === 1)).to.have.length(1);
+    expect(reports.filter(r => r.slots_by_peers === 1)).to.have.length(2);
+    expect(reports.reduce((sum, r) => sum + r.claimed, 0)).to.equal(200);
+    expect(reports.reduce((sum, r) => sum + r.already_claimed, 0)).to.equal(0);
+    const messages = bodies(await drainQueue(TASK_QUEUE));
+    expect(messages).to.have.length(200);
+    expect(new Set(messages.map(m => m.scheduler_id)).size).to.equal(200);
+    expect(await executionRows()).to.have.length(200);
+    const rows = await sql<{holder: string; done: boolean}>(
+      `SELECT holder, done_at IS NOT NULL AS done FROM producer_slot_lease`,
+    );
+    expect(rows).to.have.length(1);
+    expect(rows[0].done).to.be.true();
+  });
+
+  it('publishes exactly one message per due scheduler even when three producers evaluate the same slot (the claim key decides)', async () => {
+    await bulkInsertSchedulers(200, '* * * * *');
+    // One holder name for all three: each may take the lease, as after a
+    // take-over race, so all three evaluate and race on the claims.
+    const racers = await Promise.all(
+      ['a', 'b', 'c'].map(name =>
+        producer({cronCatchUpMinutes: 0, containerId: 'shared'}, name),
+      ),
     );
     const reports = await Promise.all(
       racers.map(r => r.producer.tick(at('2026-11-21T10:00:02Z'))),
@@ -161,6 +191,72 @@ describe('producer (cron-scheduler)', () => {
     expect(messages).to.have.length(200);
     expect(new Set(messages.map(m => m.scheduler_id)).size).to.equal(200);
     expect(await executionRows()).to.have.length(200);
+  });
+
+  it('takes over the slot of a peer whose lease expired unfinished (the peer died mid-tick)', async () => {
+    await bulkInsertSchedulers(5, '* * * * *');
+    await sql(
+      `INSERT INTO producer_slot_lease (slot, holder, taken_at)
+       VALUES ('2026-11-21T10:00:00Z', 'dead-peer', now() - interval '20 seconds')`,
+    );
+    const p = await producer({cronCatchUpMinutes: 0, cronSlotLeaseMs: 15_000});
+    const report = await p.producer.tick(at('2026-11-21T10:00:02Z'));
+    expect(report).to.containDeep({
+      slots: 1,
+      slots_taken_over: 1,
+      slots_by_peers: 0,
+      claimed: 5,
+      published: 5,
+    });
+    expect(
+      p.logs.find('Slot lease expired unfinished: taking it over'),
+    ).to.have.length(1);
+    const rows = await sql<{holder: string; done: boolean}>(
+      `SELECT holder, done_at IS NOT NULL AS done FROM producer_slot_lease`,
+    );
+    expect(rows).to.eql([{holder: `p1-${process.pid}`, done: true}]);
+  });
+
+  it('waits for a live peer to finish its slot and then evaluates nothing itself', async () => {
+    await bulkInsertSchedulers(5, '* * * * *');
+    await sql(
+      `INSERT INTO producer_slot_lease (slot, holder) VALUES ('2026-11-21T10:00:00Z', 'live-peer')`,
+    );
+    const p = await producer({cronCatchUpMinutes: 0, cronSlotLeaseMs: 15_000});
+    let finished = false;
+    const ticking = p.producer.tick(at('2026-11-21T10:00:02Z')).then(report => {
+      finished = true;
+      return report;
+    });
+    await new Promise(resolve => setTimeout(resolve, 600));
+    expect(finished).to.be.false();
+    await sql(`UPDATE producer_slot_lease SET done_at = now()`);
+    const report = await ticking;
+    expect(report).to.containDeep({
+      slots: 0,
+      slots_by_peers: 1,
+      slots_taken_over: 0,
+      claimed: 0,
+    });
+    expect(await executionRows()).to.have.length(0);
+    // The fleet's progress moved on: a restart does not re-plan this slot.
+    const rows = await sql<{last_slot: Date}>(
+      `SELECT last_slot FROM producer_state WHERE name = 'ticks'`,
+    );
+    expect(rows[0].last_slot.toISOString()).to.equal(
+      '2026-11-21T10:00:00.000Z',
+    );
+  });
+
+  it('takes its own unfinished lease again at once (a tick that failed midway is retried)', async () => {
+    await bulkInsertSchedulers(3, '* * * * *');
+    await sql(
+      `INSERT INTO producer_slot_lease (slot, holder) VALUES ('2026-11-21T10:00:00Z', $1)`,
+      [`p1-${process.pid}`],
+    );
+    const p = await producer({cronCatchUpMinutes: 0, cronSlotLeaseMs: 15_000});
+    const report = await p.producer.tick(at('2026-11-21T10:00:02Z'));
+    expect(report).to.containDeep({slots: 1, slots_taken_over: 0, claimed: 3});
   });
 
   it('fires every minute a late tick missed', async () => {
@@ -226,6 +322,28 @@ describe('producer (cron-scheduler)', () => {
     await ageClaims(31);
     const later = await p.producer.tick(at('2026-11-21T10:01:05Z'));
     expect(later.swept).to.equal(1);
+    // The metrics say the same: one republished, its lag under `sweep`.
+    const value = async (
+      name: string,
+      labels: Record<string, string>,
+      series = name,
+    ) =>
+      (await p.metrics.registry.getSingleMetric(name)!.get()).values.find(
+        v =>
+          ((v as {metricName?: string}).metricName ?? name) === series &&
+          JSON.stringify(v.labels) === JSON.stringify(labels),
+      )?.value;
+    const lagCount = (trigger: string) =>
+      value(
+        'task_scheduler_dispatch_lag_seconds',
+        {trigger},
+        'task_scheduler_dispatch_lag_seconds_count',
+      );
+    expect(
+      await value('task_scheduler_sweeps_total', {result: 'republished'}),
+    ).to.equal(1);
+    expect(await lagCount('sweep')).to.equal(1);
+    expect(await lagCount('cron')).to.equal(1);
     const messages = bodies(await drainQueue(TASK_QUEUE));
     expect(messages.map(m => m.scheduler_id)).to.deepEqual([id, id]);
     const rows = await executionRows();
@@ -233,6 +351,48 @@ describe('producer (cron-scheduler)', () => {
     expect((await p.producer.tick(at('2026-11-21T10:02:05Z'))).swept).to.equal(
       0,
     );
+  });
+
+  it("sweeps the claims a dead peer left while it still waits for that peer's slot lease", async () => {
+    const [id] = await insertSchedulers([{schedule: '0 0 1 1 *'}]);
+    const p = await producer({
+      cronCatchUpMinutes: 5,
+      cronSweepAfterMs: 30_000,
+      cronSlotLeaseMs: 15_000,
+    });
+    // The dead peer claimed a run of 09:58, never published it, and still
+    // holds the lease of 10:00 (not yet expired).
+    await claimRuns(
+      p.pool,
+      [{schedulerId: id, slot: at('2026-11-21T09:58:00Z')}],
+      'dead-1',
+    );
+    await ageClaims(31);
+    await sql(
+      `INSERT INTO producer_state (name, last_slot) VALUES ('ticks', '2026-11-21T09:59:00Z')`,
+    );
+    await sql(
+      `INSERT INTO producer_slot_lease (slot, holder) VALUES ('2026-11-21T10:00:00Z', 'dead-1')`,
+    );
+    let finished = false;
+    const ticking = p.producer.tick(at('2026-11-21T10:00:02Z')).then(report => {
+      finished = true;
+      return report;
+    });
+    const deadline = Date.now() + 5_000;
+    let published: Array<{published_at: Date | null}> = [];
+    while (Date.now() < deadline) {
+      published = await sql<{published_at: Date | null}>(
+        `SELECT published_at FROM scheduler_execution WHERE published_at IS NOT NULL`,
+      );
+      if (published.length > 0) break;
+      await new Promise(resolve => setTimeout(resolve, 100));
+    }
+    expect(published).to.have.length(1);
+    expect(finished).to.be.false();
+    await sql(`UPDATE producer_slot_lease SET done_at = now()`);
+    expect(await ticking).to.containDeep({swept: 1, slots_by_peers: 1});
+    expect(bodies(await drainQueue(TASK_QUEUE))).to.have.length(1);
   });
 
   it('loses nothing when the broker connection drops: claims wait and are published after reconnect', async () => {
@@ -244,13 +404,31 @@ describe('producer (cron-scheduler)', () => {
     const reconnected = new Promise(resolve =>
       p.connection.once('connected', resolve),
     );
-    await closeVhostConnections();
-    const during = await p.producer.tick(at('2026-11-21T10:00:02Z'));
+    // The broker stays unreachable for the whole tick (a reconnect within
+    // the tick's database work would otherwise publish it).
+    await refuseVhostAccess();
+    let during: TickReport;
+    try {
+      await closeVhostConnections();
+      during = await p.producer.tick(at('2026-11-21T10:00:02Z'));
+    } finally {
+      await allowVhostAccess();
+    }
     expect(during).to.containDeep({claimed: 1, published: 0});
+    // The publish that could not happen is counted as failed.
+    const publishes = async (result: string) =>
+      (
+        await p.metrics.registry
+          .getSingleMetric('task_scheduler_publishes_total')!
+          .get()
+      ).values.find(v => v.labels.result === result)?.value;
+    expect(await publishes('failed')).to.equal(1);
+    expect(await publishes('confirmed')).to.equal(0);
     await reconnected;
     await ageClaims(31);
     const after = await p.producer.tick(at('2026-11-21T10:01:02Z'));
     expect(after).to.containDeep({claimed: 1, published: 1, swept: 1});
+    expect(await publishes('confirmed')).to.equal(2);
     const keys = bodies(await drainQueue(TASK_QUEUE)).map(m => m.scheduler_id);
     expect(keys).to.deepEqual([id, id]);
     expect((await executionRows()).map(r => r.status)).to.deepEqual([

@@ -8,6 +8,7 @@ import {createPool} from '../../database/pg-pool';
 import {SupervisedWorker} from '../../stay-alive/supervised-worker';
 import {StayAliveSupervisor} from '../../stay-alive/supervisor';
 import {REAL_TIMERS} from '../../stay-alive/timers';
+import {Metrics} from '../../metrics/metrics';
 import {LogCapture, LogRecord} from '../fixtures/log-capture';
 import {startService} from '../fixtures/service-process';
 import {
@@ -61,6 +62,7 @@ describe('stay-alive supervisor', () => {
     name: string,
     settings: Partial<StayAliveConfig> = {},
     workersDir = CONFIG.workersDir,
+    metrics?: Metrics,
   ): TestSupervisor {
     const logs = new LogCapture();
     const pool = createPool(TEST_DATABASE_URL, logs.logger, 2);
@@ -82,6 +84,7 @@ describe('stay-alive supervisor', () => {
       env: CONFIG.childEnv,
       logger: logs.logger,
       name: fullName,
+      metrics,
     });
     let stopped: Promise<void> | undefined;
     const handle = {
@@ -176,6 +179,28 @@ describe('stay-alive supervisor', () => {
     expect(
       logs.find('Stay-alive worker output', {stream: 'stderr'})[0].line,
     ).to.equal('sample-worker failing with 3');
+  });
+
+  it('counts its running workers and their restarts in its metrics', async () => {
+    const metrics = new Metrics(new Set(['stay_alive']), {version: 'test'});
+    const value = async (name: string) =>
+      (await metrics.registry.getSingleMetric(name)!.get()).values[0].value;
+    expect(await value('task_scheduler_stay_alive_workers')).to.equal(0);
+    const [crashing, steady] = await insertSchedulers([
+      givenStayAlive({exit_code: '3'}),
+      givenStayAlive(),
+    ]);
+    const {supervisor: s, logs, stop} = supervisor('m', {}, undefined, metrics);
+    await s.reconcile();
+    await until(() => startsOf(logs, crashing).length >= 4, 'four starts');
+    await until(() => startsOf(logs, steady).length === 1, 'the steady one');
+    const restarts = await value('task_scheduler_stay_alive_restarts_total');
+    expect(restarts).to.be.aboveOrEqual(3);
+    expect(restarts).to.equal(logs.find('Stay-alive worker restarting').length);
+    // The steady worker runs; the crashing one runs or waits for its restart.
+    expect(await value('task_scheduler_stay_alive_workers')).to.be.within(1, 2);
+    await stop();
+    expect(await value('task_scheduler_stay_alive_workers')).to.equal(0);
   });
 
   it('restarts after the base delay again once a run lasted the stable period', async () => {

@@ -5,6 +5,7 @@ import {
   loadConfig,
   loadReportChildConfig,
   reportChildEnv,
+  requireDirectSession,
 } from '../../config';
 
 function configErrorFor(env: Record<string, string>): ConfigError {
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
       cronCatchUpMinutes: 5,
       cronSweepAfterMs: 30000,
       cronWorkerPrefetch: 1,
+      cronWorkerChannels: 1,
       cronLedgerDurableCommit: false,
       cronTaskTimeoutMs: 600000,
       cronShutdownGraceMs: 30000,
@@ -61,6 +63,7 @@ describe('loadConfig', () => {
       CRON_RETRY_DELAY_MS: '1500',
       CRON_RETRY_DELAY_MULTIPLIER: '1.5',
       CRON_LEDGER_DURABLE_COMMIT: 'true',
+      CRON_WORKER_CHANNELS: '4',
     });
     expect(config).to.containDeep({
       appMode: 'worker',
@@ -77,6 +80,7 @@ describe('loadConfig', () => {
       cronRetryDelayMs: 1500,
       cronRetryDelayMultiplier: 1.5,
       cronLedgerDurableCommit: true,
+      cronWorkerChannels: 4,
     });
   });
 
@@ -160,6 +164,16 @@ describe('loadConfig', () => {
       /CRON_WORKER_PREFETCH must be an integer between 1/,
     ],
     [
+      'CRON_WORKER_CHANNELS',
+      '0',
+      /CRON_WORKER_CHANNELS must be an integer between 1 and 32/,
+    ],
+    [
+      'CRON_WORKER_CHANNELS',
+      '33',
+      /CRON_WORKER_CHANNELS must be an integer between 1 and 32/,
+    ],
+    [
       'CRON_TASK_TIMEOUT_MS',
       '3600000',
       /CRON_TASK_TIMEOUT_MS must be an integer/,
@@ -174,6 +188,11 @@ describe('loadConfig', () => {
       'CRON_SWEEP_AFTER_MS',
       '10',
       /CRON_SWEEP_AFTER_MS must be an integer between 1000/,
+    ],
+    [
+      'FAILURE_NOTICE_INTERVAL',
+      'soon',
+      /FAILURE_NOTICE_INTERVAL must be a duration/,
     ],
     [
       'CRON_SWEEP_BUDGET_MS',
@@ -386,10 +405,13 @@ describe('loadConfig', () => {
       AMQP_URL: 'amqp://u:secret@broker:5672',
       SMTP_URL: 'smtp://mail:25',
       CRON_TZ: 'Europe/Berlin',
+      DATABASE_POOL_MODE: 'transaction',
+      APP_MODE: 'worker',
     });
     const env = reportChildEnv(config);
     expect(env).to.containDeep({
       DATABASE_URL: config.databaseUrl,
+      DATABASE_POOL_MODE: 'transaction',
       CRON_TZ: 'Europe/Berlin',
       SMTP_URL: 'smtp://mail:25',
     });
@@ -397,10 +419,82 @@ describe('loadConfig', () => {
     expect(Object.keys(env)).to.not.containEql('AMQP_URL');
     expect(loadReportChildConfig(env)).to.deepEqual({
       databaseUrl: config.databaseUrl,
+      databasePoolMode: 'transaction',
       dbStatementTimeoutMs: 60_000,
       timeZone: 'Europe/Berlin',
       reports: config.reports,
     });
+  });
+
+  it('reads the pool mode and the direct URL, refusing unknown modes', () => {
+    const direct = 'postgres://postgres@db:5432/task_scheduler';
+    const pooled = 'postgres://postgres@pgbouncer:6432/task_scheduler';
+    expect(loadConfig({DATABASE_URL: pooled})).to.containDeep({
+      databasePoolMode: 'session',
+      databaseDirectUrl: pooled,
+    });
+    expect(
+      loadConfig({
+        DATABASE_URL: pooled,
+        DATABASE_DIRECT_URL: direct,
+        DATABASE_POOL_MODE: 'transaction',
+      }),
+    ).to.containDeep({
+      databasePoolMode: 'transaction',
+      databaseDirectUrl: direct,
+    });
+    expect(configErrorFor({DATABASE_POOL_MODE: 'statement'}).message).to.match(
+      /DATABASE_POOL_MODE/,
+    );
+    expect(
+      configErrorFor({DATABASE_DIRECT_URL: 'mysql://admin:hunter2@db/x'})
+        .message,
+    ).to.not.containEql('hunter2');
+    expect(configErrorFor({CRON_SLOT_LEASE_MS: '500'}).message).to.match(
+      /CRON_SLOT_LEASE_MS/,
+    );
+  });
+
+  it('refuses transaction pooling without a direct URL where a session is needed', () => {
+    const pooled = 'postgres://app:hunter2@pgbouncer:6432/task_scheduler';
+    const direct = 'postgres://app:hunter2@db:5432/task_scheduler';
+    const transaction = {
+      DATABASE_URL: pooled,
+      DATABASE_POOL_MODE: 'transaction',
+    };
+    // The stay-alive supervisor's advisory locks live in a session.
+    for (const mode of ['stay-alive', 'all']) {
+      for (const directUrl of [undefined, pooled]) {
+        const error = configErrorFor({
+          ...transaction,
+          APP_MODE: mode,
+          ...(directUrl ? {DATABASE_DIRECT_URL: directUrl} : {}),
+        });
+        expect(error.variable).to.equal('DATABASE_DIRECT_URL');
+        expect(error.message).to.match(/DATABASE_POOL_MODE=transaction/);
+        expect(error.message).to.not.containEql('hunter2');
+      }
+      expect(
+        loadConfig({
+          ...transaction,
+          APP_MODE: mode,
+          DATABASE_DIRECT_URL: direct,
+        }).databaseDirectUrl,
+      ).to.equal(direct);
+    }
+    // The other roles need no session of their own.
+    for (const mode of ['api', 'scheduler', 'worker']) {
+      expect(
+        loadConfig({...transaction, APP_MODE: mode}).databasePoolMode,
+      ).to.equal('transaction');
+    }
+    // Migrations take an advisory lock too (migrate.ts checks this).
+    expect(() =>
+      requireDirectSession(
+        loadConfig({...transaction, APP_MODE: 'api'}),
+        'migrate',
+      ),
+    ).to.throw(ConfigError, {variable: 'DATABASE_DIRECT_URL'});
   });
 
   it('never echoes a rejected URL, which may hold a password', () => {
@@ -462,5 +556,14 @@ describe('loadConfig', () => {
         configErrorFor({CHAOS_KILL_AFTER_CLAIM_FILE: 'kill'}).variable,
       ).to.equal('CHAOS_KILL_AFTER_CLAIM_FILE');
     });
+  });
+});
+
+describe('FAILURE_NOTICE_INTERVAL', () => {
+  it('defaults to 15 minutes and reads a duration', () => {
+    expect(loadConfig({}).failureNoticeIntervalMs).to.equal(15 * 60_000);
+    expect(
+      loadConfig({FAILURE_NOTICE_INTERVAL: '1h'}).failureNoticeIntervalMs,
+    ).to.equal(3_600_000);
   });
 });

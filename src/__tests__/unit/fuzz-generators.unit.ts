@@ -102,15 +102,35 @@ describe('API fuzzer answer checks', () => {
 
   const json = 'application/json; charset=utf-8';
   const uniform = (statusCode: number) =>
-    JSON.stringify({error: {statusCode, name: 'X', message: 'y'}});
+    JSON.stringify({
+      error: {statusCode, name: 'X', message: 'y', request_id: 'r1'},
+    });
 
   it('passes a success and a uniform error answered in time', () => {
     expect(
       check({status: 200, contentType: json, text: '[]', ms: 5}),
     ).to.be.empty();
     expect(
-      check({status: 404, contentType: json, text: uniform(404), ms: 5}),
+      check({
+        status: 404,
+        contentType: json,
+        text: uniform(404),
+        ms: 5,
+        requestId: 'r1',
+      }),
     ).to.be.empty();
+  });
+
+  it('flags an error body whose request_id is not the X-Request-Id answered', () => {
+    expect(
+      check({
+        status: 404,
+        contentType: json,
+        text: uniform(404),
+        ms: 5,
+        requestId: 'r2',
+      }),
+    ).to.deepEqual(['error.request_id r1 differs from X-Request-Id r2']);
   });
 
   it('flags 5xx, slow answers and error bodies that are not uniform', () => {
@@ -132,8 +152,14 @@ describe('API fuzzer answer checks', () => {
       })[0],
     ).to.match(/ErrorResponse/);
     expect(
-      check({status: 400, contentType: json, text: uniform(422), ms: 1})[0],
-    ).to.match(/differs/);
+      check({
+        status: 400,
+        contentType: json,
+        text: uniform(422),
+        ms: 1,
+        requestId: 'r1',
+      })[0],
+    ).to.match(/statusCode 422 differs/);
     const withStack = JSON.stringify({
       error: {statusCode: 400, name: 'X', message: 'y', stack: 'at …'},
     });

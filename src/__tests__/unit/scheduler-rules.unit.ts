@@ -27,11 +27,12 @@ describe('scheduler rules', () => {
     );
   });
 
-  it('requires one task kind and names all three fields when none is given', () => {
+  it('requires one task kind and names all four fields when none is given', () => {
     expect(badPaths({schedule: '* * * * *'})).to.deepEqual([
       '/report_id',
       '/worker_id',
       '/reminder_id',
+      '/http_target_id',
     ]);
   });
 

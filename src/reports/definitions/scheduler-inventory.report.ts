@@ -8,7 +8,7 @@ import {
 } from '../params-check';
 import {pagedRows} from './paged-query';
 
-const KINDS = ['report', 'worker', 'reminder'] as const;
+const KINDS = ['report', 'worker', 'reminder', 'http'] as const;
 
 export interface InventoryParams {
   active_only: boolean;
@@ -59,8 +59,9 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
          SELECT id, description,
                 CASE WHEN report_id IS NOT NULL THEN 'report'
                      WHEN worker_id IS NOT NULL THEN 'worker'
-                     ELSE 'reminder' END AS kind,
-                COALESCE(report_id, worker_id, reminder_id) AS task_id,
+                     WHEN reminder_id IS NOT NULL THEN 'reminder'
+                     ELSE 'http' END AS kind,
+                COALESCE(report_id, worker_id, reminder_id, http_target_id) AS task_id,
                 schedule, date_time, timezone, status, stay_alive, user_id
            FROM scheduler) s
         WHERE id > $1 AND (NOT $3::boolean OR status)

@@ -1,0 +1,79 @@
+import {Routes} from '@angular/router';
+import {canWrite, signedIn} from './auth/signed-in.guard';
+
+/** One URL per view; each view is its own lazily loaded chunk. */
+export const routes: Routes = [
+  {path: '', pathMatch: 'full', redirectTo: 'schedulers'},
+  {
+    path: 'sign-in',
+    title: 'Sign in · Task Scheduler',
+    loadComponent: () =>
+      import('./auth/sign-in.component').then(m => m.SignInComponent),
+  },
+  {
+    path: '',
+    canActivateChild: [signedIn],
+    children: [
+      {
+        path: 'schedulers',
+        title: 'Schedulers · Task Scheduler',
+        loadComponent: () =>
+          import('./schedulers/scheduler-list.component').then(
+            m => m.SchedulerListComponent,
+          ),
+      },
+      {
+        path: 'schedulers/new',
+        canActivate: [canWrite],
+        title: 'New scheduler · Task Scheduler',
+        loadComponent: () =>
+          import('./schedulers/scheduler-editor.component').then(
+            m => m.SchedulerEditorComponent,
+          ),
+      },
+      {
+        path: 'schedulers/:id/edit',
+        canActivate: [canWrite],
+        title: 'Edit scheduler · Task Scheduler',
+        loadComponent: () =>
+          import('./schedulers/scheduler-editor.component').then(
+            m => m.SchedulerEditorComponent,
+          ),
+      },
+      {
+        path: 'schedulers/:id',
+        title: 'Scheduler · Task Scheduler',
+        loadComponent: () =>
+          import('./schedulers/scheduler-detail.component').then(
+            m => m.SchedulerDetailComponent,
+          ),
+      },
+      {
+        path: 'failed-tasks',
+        title: 'Failed tasks · Task Scheduler',
+        loadComponent: () =>
+          import('./failed-tasks/failed-tasks.component').then(
+            m => m.FailedTasksComponent,
+          ),
+      },
+      {
+        path: 'system',
+        title: 'System · Task Scheduler',
+        loadComponent: () =>
+          import('./system/system.component').then(m => m.SystemComponent),
+      },
+      {
+        path: 'audit',
+        title: 'Audit · Task Scheduler',
+        loadComponent: () =>
+          import('./audit/audit.component').then(m => m.AuditComponent),
+      },
+      {
+        path: '**',
+        title: 'Not found · Task Scheduler',
+        loadComponent: () =>
+          import('./shared/not-found.component').then(m => m.NotFoundComponent),
+      },
+    ],
+  },
+];

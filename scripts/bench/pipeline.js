@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+// Pipeline benchmark, minute boundary to task start:
+//   npm run bench:pipeline -- [--schedulers 10000] [--consumers 1]
+//     [--mode service|floor] [--compare bullmq] [--compare floor]
+//     [--round-trips] [--profile DIR] [--timeout 180]
+// --mode service (default): real `start:scheduler` and C `start:worker`
+//   processes on the bench's own database and vhost; N reminder schedulers
+//   (one recipient) due in the same minute. Reports from the run ledger:
+//   last claim, last confirm, start p50/p99/max, last finish, tasks/s, CPU s.
+// --mode floor: a bare claim + publish-with-confirm loop and a bare acking
+//   consumer, no application: the dispatch-lag floor.
+// --compare bullmq|floor (repeatable): the same N and C, in the same
+//   invocation, after the main run; prints the ratios.
+// --round-trips: counts the consumers' PostgreSQL round trips (a proxy).
+// --profile DIR: the service processes write --cpu-prof profiles to DIR.
+// Extra settings of the workers come from PIPELINE_WORKER_ENV
+// (JSON), e.g. PIPELINE_WORKER_ENV='{"CRON_WORKER_CHANNELS":"2"}'.
+'use strict';
+const os = require('node:os');
+const path = require('node:path');
+const {parseArgs} = require('node:util');
+const {runService} = require('./pipeline/service-run');
+const {runFloor} = require('./pipeline/floor-run');
+
+const fail = message => {
+  process.stderr.write(`${message}\n`);
+  process.exit(2);
+};
+
+const {values} = parseArgs({
+  options: {
+    schedulers: {type: 'string', default: '10000'},
+    consumers: {type: 'string', default: '1'},
+    mode: {type: 'string', default: 'service'},
+    compare: {type: 'string', multiple: true, default: []},
+    'round-trips': {type: 'boolean', default: false},
+    profile: {type: 'string'},
+    timeout: {type: 'string', default: '180'},
+  },
+});
+const opts = {
+  schedulers: Number(values.schedulers),
+  consumers: Number(values.consumers),
+  timeoutS: Number(values.timeout),
+  roundTrips: values['round-trips'],
+  profileDir: values.profile && path.resolve(values.profile),
+  consumerEnv: {},
+};
+for (const name of ['schedulers', 'consumers', 'timeoutS']) {
+  if (!Number.isInteger(opts[name]) || opts[name] < 1) {
+    fail(
+      `--${name === 'timeoutS' ? 'timeout' : name} must be a positive integer`,
+    );
+  }
+}
+if (!['service', 'floor'].includes(values.mode))
+  fail('--mode must be service or floor');
+for (const other of values.compare) {
+  if (!['bullmq', 'floor'].includes(other) || other === values.mode) {
+    fail('--compare takes bullmq or floor (not the --mode itself)');
+  }
+}
+if (process.env.PIPELINE_WORKER_ENV) {
+  try {
+    const extra = JSON.parse(process.env.PIPELINE_WORKER_ENV);
+    for (const [key, value] of Object.entries(extra)) {
+      if (!/^[A-Z][A-Z0-9_]*$/.test(key) || typeof value !== 'string')
+        throw new Error(key);
+      opts.consumerEnv[key] = value;
+    }
+  } catch (error) {
+    fail(
+      `PIPELINE_WORKER_ENV must be a JSON object of string settings (${error.message})`,
+    );
+  }
+}
+
+const RUNNERS = {
+  service: () => runService(opts),
+  floor: () => runFloor(opts),
+  // Loaded only when asked: a devDependency.
+  bullmq: () => require('./pipeline/bullmq-run').runBullmq(opts),
+};
+
+const ratio = (a, b) =>
+  a == null || b == null || b === 0 ? null : +(a / b).toFixed(2);
+
+async function main() {
+  const loadBefore = os.loadavg().map(l => +l.toFixed(2));
+  const runs = {};
+  for (const name of [values.mode, ...values.compare]) {
+    process.stderr.write(
+      `bench:pipeline: ${name} run (waits for a minute boundary)\n`,
+    );
+    runs[name] = await RUNNERS[name]();
+  }
+  const primary = runs[values.mode];
+  const ratios = {};
+  if (runs.bullmq && primary.start_max_s !== undefined) {
+    ratios.last_start_vs_bullmq = ratio(
+      primary.start_max_s,
+      runs.bullmq.start_max_s,
+    );
+    ratios.start_p50_vs_bullmq = ratio(
+      primary.start_p50_s,
+      runs.bullmq.start_p50_s,
+    );
+  }
+  if (runs.floor && values.mode !== 'floor') {
+    ratios.last_confirm_vs_floor = ratio(
+      primary.last_confirm_s,
+      runs.floor.last_confirm_s,
+    );
+  }
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        benchmark: 'pipeline',
+        schedulers: opts.schedulers,
+        consumers: opts.consumers,
+        worker_env: opts.consumerEnv,
+        runs,
+        ratios,
+        machine: {
+          cpus: os.cpus().length,
+          model: os.cpus()[0]?.model.trim(),
+          node: process.version,
+          load_average_before: loadBefore,
+          load_average_after: os.loadavg().map(l => +l.toFixed(2)),
+        },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
+main().catch(error => {
+  process.stderr.write(`bench:pipeline failed: ${error.stack}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+'use strict';
+// One BullMQ worker process, one job at a time (concurrency 1), no-op jobs.
+// Usage: bullmq-worker.js REDIS_PORT QUEUE_NAME
+const {Worker} = require('bullmq');
+
+const [port, queueName] = process.argv.slice(2);
+const worker = new Worker(queueName, async () => undefined, {
+  connection: {host: '127.0.0.1', port: Number(port)},
+  concurrency: 1,
+});
+let errors = 0;
+worker.on('error', error => {
+  process.stderr.write(`bullmq worker: ${error.message}\n`);
+  // A broken setup repeats its error for ever: stop instead.
+  if (++errors > 10) process.exit(1);
+});
+worker.waitUntilReady().then(
+  () => process.stdout.write('ready\n'),
+  () => process.exit(1),
+);
+process.once('SIGTERM', () => {
+  setTimeout(() => process.exit(0), 5000).unref();
+  worker.close().finally(() => process.exit(0));
+});

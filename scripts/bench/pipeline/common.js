@@ -1,0 +1,123 @@
+'use strict';
+// Pieces every run of bench:pipeline shares: the seeded schedulers, the
+// minute boundary it waits for, and the run ledger's view of one slot.
+
+/** Never due in a run (00:00 on 1 January): the schedule of schedulers waiting for their slot. */
+const NEVER_DUE = '0 0 1 1 *';
+
+/** One reminder with one recipient, and `count` schedulers with `schedule`. */
+async function seedReminderSchedulers(db, count, schedule = '* * * * *') {
+  const {rows: user} = await db.query(
+    `INSERT INTO app_user (email, name, password_hash, role)
+     VALUES ('bench@example.com', 'bench', 'x', 'viewer') RETURNING id`,
+  );
+  const {rows: reminder} = await db.query(
+    `INSERT INTO reminder (message, user_ids) VALUES ('bench', $1::jsonb) RETURNING id`,
+    [JSON.stringify([user[0].id])],
+  );
+  await db.query(
+    `INSERT INTO scheduler (description, schedule, reminder_id, params)
+     SELECT 'pipeline ' || n, $3, $2, '{}'
+       FROM generate_series(1, $1::int) AS n`,
+    [count, reminder[0].id, schedule],
+  );
+  await db.query('ANALYZE scheduler');
+}
+
+/**
+ * Makes every scheduler due at `slot` only (minute and hour in UTC, the
+ * service's default zone), so no earlier minute queues runs ahead of it.
+ */
+async function dueOnlyAt(db, slot) {
+  await db.query(`UPDATE scheduler SET schedule = $1`, [
+    `${slot.getUTCMinutes()} ${slot.getUTCHours()} * * *`,
+  ]);
+}
+
+/** The first minute boundary at least `leadMs` from now. */
+function nextBoundary(leadMs) {
+  return new Date(Math.ceil((Date.now() + leadMs) / 60_000) * 60_000);
+}
+
+const sleep = ms =>
+  new Promise(resolve => setTimeout(resolve, Math.max(0, ms)));
+
+/** Polls `done()` every `everyMs` until it is true; false after `timeoutMs`. */
+async function waitFor(done, timeoutMs, everyMs = 250) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await done()) return true;
+    await sleep(everyMs);
+  }
+  return false;
+}
+
+const seconds = value => (value === null ? null : +Number(value).toFixed(3));
+
+/**
+ * The ledger's times for one slot, in seconds after the boundary: last claim
+ * written (`executed_at`), last publish confirm (`published_at`), task starts
+ * (p50, p99, max) and the last finish; tasks/s from the first start to the
+ * last finish.
+ */
+async function ledgerReport(db, slot) {
+  const {rows} = await db.query(
+    `WITH runs AS (
+       SELECT extract(epoch FROM executed_at - $1)::float AS claim_s,
+              extract(epoch FROM published_at - $1)::float AS confirm_s,
+              extract(epoch FROM started_at - $1)::float AS start_s,
+              extract(epoch FROM finished_at - $1)::float AS finish_s,
+              status
+         FROM scheduler_execution WHERE slot = $1)
+     SELECT count(*)::int AS claimed,
+            count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+            max(claim_s) AS last_claim_s,
+            max(confirm_s) AS last_confirm_s,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY confirm_s) AS confirm_p50_s,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY start_s) AS start_p50_s,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY start_s) AS start_p99_s,
+            max(start_s) AS start_max_s,
+            min(start_s) AS first_start_s,
+            max(finish_s) AS last_finish_s
+       FROM runs`,
+    [slot],
+  );
+  const r = rows[0];
+  const span = r.last_finish_s - r.first_start_s;
+  return {
+    claimed: r.claimed,
+    succeeded: r.succeeded,
+    last_claim_s: seconds(r.last_claim_s),
+    last_confirm_s: seconds(r.last_confirm_s),
+    confirm_p50_s: seconds(r.confirm_p50_s),
+    start_p50_s: seconds(r.start_p50_s),
+    start_p99_s: seconds(r.start_p99_s),
+    start_max_s: seconds(r.start_max_s),
+    last_finish_s: seconds(r.last_finish_s),
+    tasks_per_s: span > 0 ? Math.round(r.succeeded / span) : null,
+  };
+}
+
+/** Start percentiles of seconds-after-the-boundary values. */
+function startPercentiles(startsS) {
+  const sorted = [...startsS].sort((a, b) => a - b);
+  const at = p =>
+    sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  return {
+    start_p50_s: seconds(at(0.5)),
+    start_p99_s: seconds(at(0.99)),
+    start_max_s: seconds(sorted[sorted.length - 1]),
+  };
+}
+
+module.exports = {
+  NEVER_DUE,
+  dueOnlyAt,
+  ledgerReport,
+  nextBoundary,
+  seedReminderSchedulers,
+  sleep,
+  startPercentiles,
+  waitFor,
+  seconds,
+};

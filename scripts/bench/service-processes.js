@@ -1,0 +1,96 @@
+'use strict';
+// Real service processes for the benchmarks that run the roles as operators
+// do (`start:scheduler`, `start:worker`), and the CPU they used.
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const {spawn} = require('node:child_process');
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** CPU seconds (user + system) of a process, from /proc. */
+function cpuSeconds(pid) {
+  try {
+    const fields = fs
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .split(') ')[1]
+      .split(' ');
+    // utime + stime, in clock ticks of 1/100 s (Linux's USER_HZ).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Starts `dist/index.js` in `mode` (scheduler | worker) with production
+ * settings, as `npm run start:<role>` does (the worker with its young-generation
+ * flag); `onLine` gets each stdout line. `nodeFlags` come first (`--cpu-prof`).
+ */
+function startRole(mode, name, env, onLine, nodeFlags = []) {
+  const flags = mode === 'worker' ? ['--max-semi-space-size=8'] : [];
+  const child = spawn(
+    process.execPath,
+    [...nodeFlags, ...flags, path.join(ROOT, 'dist/index.js')],
+    {
+      env: {
+        PATH: process.env.PATH,
+        APP_MODE: mode,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        SERVICE_NAME: name,
+        PORT: '0',
+        CRON_CATCHUP_MINUTES: '5',
+        JWT_SECRET: 'bench-fleet-secret-of-at-least-32-characters',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let partial = '';
+  child.stdout.on('data', chunk => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop();
+    for (const line of lines) onLine(line);
+  });
+  return child;
+}
+
+/** Sends SIGTERM to each child still running and waits for all to exit. */
+async function stopAll(children) {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+    }
+  }
+  await Promise.all(
+    children.map(child =>
+      child.exitCode === null && child.signalCode === null
+        ? new Promise(resolve => child.once('exit', resolve))
+        : null,
+    ),
+  );
+}
+
+/** A TCP proxy counting the client's request bursts (one per round trip). */
+function countingProxy(port) {
+  const counter = {bursts: 0};
+  const server = net.createServer(client => {
+    const upstream = net.connect(port, '127.0.0.1');
+    client.on('data', chunk => {
+      counter.bursts++;
+      upstream.write(chunk);
+    });
+    upstream.pipe(client);
+    const close = () => (client.destroy(), upstream.destroy());
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  return new Promise(resolve =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({counter, port: server.address().port, server}),
+    ),
+  );
+}
+
+module.exports = {countingProxy, cpuSeconds, startRole, stopAll};

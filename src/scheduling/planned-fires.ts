@@ -1,0 +1,69 @@
+import {
+  calendarMatches,
+  calendarVerdict,
+  CalendarSkip,
+  CompiledCalendar,
+} from './calendar-match';
+import type {CompiledCron} from './compiled-cron';
+import {MINUTE_MS} from './slots';
+import {UPCOMING_HORIZON_DAYS, upcomingRuns} from './upcoming-runs';
+
+export interface PlannedFires {
+  /** The next fires that will run. */
+  runs: Date[];
+  /** Fires a calendar skips, up to the last listed run. */
+  skipped: Array<CalendarSkip & {at: Date}>;
+}
+
+export interface FirePlanOptions {
+  calendars: readonly CompiledCalendar[];
+  startsAt?: Date | null;
+  endsAt?: Date | null;
+  /** The most cron fires looked at (an allowed calendar may match rarely). */
+  maxConsidered?: number;
+}
+
+const BATCH = 100;
+
+/**
+ * The next `count` fires of a recurring schedule as the producer would treat
+ * them: the producer's matcher (`upcomingRuns`), only inside the active
+ * window, and each judged by the scheduler's calendars. Skipped fires are
+ * listed with the calendar that skips them, never moved.
+ */
+export function plannedFires(
+  cron: CompiledCron,
+  timeZone: string,
+  after: Date,
+  count: number,
+  options: FirePlanOptions,
+): PlannedFires {
+  const {calendars, startsAt, endsAt} = options;
+  const maxConsidered = options.maxConsidered ?? 5000;
+  const horizon = after.getTime() + UPCOMING_HORIZON_DAYS * 24 * 60 * MINUTE_MS;
+  const plan: PlannedFires = {runs: [], skipped: []};
+  let from =
+    startsAt && startsAt.getTime() > after.getTime()
+      ? new Date(startsAt.getTime() - MINUTE_MS)
+      : after;
+  let considered = 0;
+  while (plan.runs.length < count && considered < maxConsidered) {
+    const days = (horizon - from.getTime()) / (24 * 60 * MINUTE_MS);
+    if (days <= 0) break;
+    const batch = upcomingRuns(cron, timeZone, from, BATCH, days);
+    for (const slot of batch) {
+      considered++;
+      if (endsAt && slot.getTime() > endsAt.getTime()) return plan;
+      if (startsAt && slot.getTime() < startsAt.getTime()) continue;
+      const skip = calendarVerdict(calendars, calendar =>
+        calendarMatches(calendar, slot),
+      );
+      if (skip) plan.skipped.push({...skip, at: slot});
+      else plan.runs.push(slot);
+      if (plan.runs.length >= count) return plan;
+    }
+    if (batch.length < BATCH) break;
+    from = batch[batch.length - 1];
+  }
+  return plan;
+}
