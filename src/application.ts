@@ -87,7 +87,7 @@ import {ErrorStatusesEnhancer} from './openapi/error-statuses.enhancer';
 /** The Angular console, built by `npm run build` next to the compiled service. */
 export const CONSOLE_DIR = path.resolve(__dirname, 'console/browser');
 
-import {runsRole} from './roles';
+import {runsRole} from './process/app-mode';
 
 export {runsRole};
 

@@ -2,9 +2,9 @@ import {TaskSchedulerApplication, runsRole} from './application';
 import {AppConfig, loadConfig} from './config';
 import {HealthBindings} from './keys';
 import {createLogger, Logger} from './logging/logger';
-import {trapShutdownSignals} from './shutdown';
-import {shutdownDeadlineMs} from './shutdown-deadline';
-import {startupErrorLine} from './startup-error';
+import {trapShutdownSignals} from './process/shutdown';
+import {shutdownDeadlineMs} from './process/shutdown-deadline';
+import {startupErrorLine} from './process/startup-error';
 
 export * from './application';
 

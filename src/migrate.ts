@@ -2,7 +2,7 @@ import {ensureInitialAdmin} from './auth/initial-admin';
 import {loadConfig, requireDirectSession} from './config';
 import {migrateDatabase} from './database/migration-runner';
 import {createLogger} from './logging/logger';
-import {startupErrorLine} from './startup-error';
+import {startupErrorLine} from './process/startup-error';
 
 /**
  * `npm run migrate`: create the database if missing, apply pending migrations,

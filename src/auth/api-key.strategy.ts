@@ -13,7 +13,7 @@ import {
   lowerRole,
 } from './api-key';
 import type {CurrentUser} from './current-user';
-import type {Role} from './roles';
+import type {Role} from '../models/user-role';
 
 const BEARER_KEY = /^Bearer (tsk_\S*)$/;
 

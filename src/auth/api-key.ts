@@ -1,6 +1,5 @@
 import {createHash, randomBytes} from 'node:crypto';
-import type {Role} from './roles';
-import {ROLES} from './roles';
+import {ROLES, type Role} from '../models/user-role';
 
 export const API_KEY_PREFIX = 'tsk_';
 /** `tsk_` and 32 random bytes in base64url (43 characters). */

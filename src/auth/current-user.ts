@@ -1,6 +1,6 @@
 import {securityId, UserProfile} from '@loopback/security';
 import type {User} from '../models';
-import type {Role} from './roles';
+import type {Role} from '../models/user-role';
 
 /** What the rest of the request knows about the caller. */
 export interface CurrentUser extends UserProfile {

@@ -20,7 +20,8 @@ import {
   roleAtMost,
 } from '../auth/api-key';
 import type {CurrentUser} from '../auth/current-user';
-import {EVERYONE, ROLES, Role} from '../auth/roles';
+import {EVERYONE} from '../auth/roles';
+import {ROLES, Role} from '../models/user-role';
 import type {UserRepository} from '../crud/repositories';
 import {repositorySql} from '../database/repository-sql';
 import {fieldError, validationError} from '../validation/validation-error';

@@ -5,7 +5,8 @@ import {inject} from '@loopback/core';
 import {get, oas} from '@loopback/rest';
 import {SecurityBindings} from '@loopback/security';
 import type {CurrentUser} from '../auth/current-user';
-import {EVERYONE, ROLES} from '../auth/roles';
+import {EVERYONE} from '../auth/roles';
+import {ROLES} from '../models/user-role';
 
 export interface Me {
   id: number;

@@ -1,4 +1,4 @@
-import type {Role} from '../auth/roles';
+import type {Role} from '../models/user-role';
 import type {CrudResource} from './crud-resource';
 
 export type CrudOperation =

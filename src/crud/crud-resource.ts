@@ -2,7 +2,7 @@ import type {Context} from '@loopback/core';
 import type {AnyObject, DataObject, Entity, Where} from '@loopback/repository';
 import type {SchemaObject} from '@loopback/rest';
 import type {CurrentUser} from '../auth/current-user';
-import type {Role} from '../auth/roles';
+import type {Role} from '../models/user-role';
 
 /** Which roles may call each operation; an absent operation is not offered. */
 export interface CrudAccess {

@@ -6,7 +6,7 @@ import {
   lifeCycleObserver,
   LifeCycleObserver,
 } from '@loopback/core';
-import {runsRole} from '../roles';
+import {runsRole} from '../process/app-mode';
 import type {AppConfig} from '../config';
 import {
   AppBindings,

@@ -1,6 +1,6 @@
 import {serviceVersion} from '../about/service-info';
 import type {AppConfig} from '../config';
-import {runsRole} from '../roles';
+import {runsRole} from '../process/app-mode';
 import type {MetricRole} from './catalog';
 import {Metrics} from './metrics';
 

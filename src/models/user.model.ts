@@ -1,5 +1,5 @@
 import {Entity, model, property} from '@loopback/repository';
-import {ROLES, Role} from '../auth/roles';
+import {ROLES, Role} from './user-role';
 import {
   booleanColumn,
   idColumn,

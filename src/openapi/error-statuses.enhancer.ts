@@ -8,7 +8,7 @@ import {
   OperationObject,
   ParameterObject,
 } from '@loopback/rest';
-import {ROLES} from '../auth/roles';
+import {ROLES} from '../models/user-role';
 import {controllerClasses} from './controller-classes';
 import {errorResponse} from './error-responses.enhancer';
 import {forEachOperation} from './operations';

@@ -1,4 +1,4 @@
-import {ConfigError} from '../config-parsers';
+import {ConfigError} from '../config/parsers';
 
 /**
  * AMQP_URL may name several nodes of one RabbitMQ cluster, comma-separated.

@@ -1,6 +1,6 @@
 import {expect} from '@loopback/testlab';
 import {withoutRequestId} from '../fixtures/error-body';
-import type {Role} from '../../auth/roles';
+import type {Role} from '../../models/user-role';
 import {asUser, givenTeam, Team} from '../fixtures/security';
 import {
   givenRunningApp,

@@ -167,7 +167,7 @@ describe('deployment files', () => {
     });
 
     it('configures the roles only with variables the service reads and the configuration guide documents', () => {
-      const configSource = read('src/config.ts');
+      const configSource = read('src/config/index.ts');
       const guide = read('docs/configuration.md');
       const names = new Set(
         [...APP_SERVICES, 'migrate'].flatMap(name =>

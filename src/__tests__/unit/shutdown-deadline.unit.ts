@@ -4,7 +4,7 @@ import {readFileSync} from 'node:fs';
 import path from 'node:path';
 import {loadConfig, PROJECT_ROOT} from '../../config';
 import {KILL_GRACE_MS} from '../../consumer/consumer.observer';
-import {shutdownDeadlineMs} from '../../shutdown-deadline';
+import {shutdownDeadlineMs} from '../../process/shutdown-deadline';
 
 interface ComposeApp {
   stop_grace_period?: string;

@@ -1,10 +1,10 @@
 import {hostname} from 'node:os';
-import {DatabaseTarget, PoolMode, POOL_MODES} from './database/pg-pool';
-import {parseBrokerUrls} from './queue/broker-urls';
-import {runsRole} from './roles';
-import {MAX_TASK_TIMEOUT_MS} from './queue/consumer-timeout';
-import {OutboundAllow, parseOutboundAllow} from './outbound/address-policy';
-import {QUEUE_TYPES, QueueType} from './queue/topology';
+import {DatabaseTarget, PoolMode, POOL_MODES} from '../database/pg-pool';
+import {parseBrokerUrls} from '../queue/broker-urls';
+import {runsRole} from '../process/app-mode';
+import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
+import {OutboundAllow, parseOutboundAllow} from '../outbound/address-policy';
+import {QUEUE_TYPES, QueueType} from '../queue/topology';
 import path from 'node:path';
 import {
   ConfigError,
@@ -27,7 +27,7 @@ import {
   read,
   readOptional,
   commitId,
-} from './config-parsers';
+} from './parsers';
 
 export {ConfigError};
 

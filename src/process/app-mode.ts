@@ -1,4 +1,4 @@
-import type {AppMode} from './config';
+import type {AppMode} from '../config';
 
 /** Whether a process started in `mode` plays `role`; `all` plays every role. */
 export function runsRole(

@@ -1,4 +1,4 @@
-import {ConfigError} from './config';
+import {ConfigError} from '../config';
 
 /**
  * The one line written when the process cannot start, before a logger exists

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import {isValidTimeZone} from './scheduling/wall-clock';
+import {isValidTimeZone} from '../scheduling/wall-clock';
 
 /*
- * The value parsers that config.ts reads environment variables with: each
+ * The value parsers that config/index.ts reads environment variables with: each
  * takes the raw string and the variable's name, and throws a ConfigError
  * that names the variable.
  */

@@ -1,4 +1,4 @@
-import type {Logger} from './logging/logger';
+import type {Logger} from '../logging/logger';
 
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 

@@ -1,4 +1,4 @@
-import {KILL_GRACE_MS} from './consumer/consumer.observer';
+import {KILL_GRACE_MS} from '../consumer/consumer.observer';
 
 /** Time to close channels, connections and pools after the running task ended. */
 export const SHUTDOWN_CLOSE_MARGIN_MS = 10_000;
