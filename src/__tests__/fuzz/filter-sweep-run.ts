@@ -2,7 +2,7 @@ import type {ApiDescription} from './api-operations';
 import {filterSweep} from './filter-sweep';
 import type {FuzzService} from './fuzz-service';
 import type {Failure} from './reproducer';
-import {answerChecker} from './response-checks';
+import {answerChecker, confirmSlowness} from './response-checks';
 
 export interface SweepOutcome {
   sent: number;
@@ -32,7 +32,12 @@ export async function runFilterSweep(
           answer.status,
           (outcome.statuses.get(answer.status) ?? 0) + 1,
         );
-        const problems = check(answer);
+        const problems = await confirmSlowness(
+          check(answer),
+          request,
+          answer,
+          () => service.send(request),
+        );
         if (problems.length > 0) {
           outcome.failures.push({index, request, answer, problems});
         }

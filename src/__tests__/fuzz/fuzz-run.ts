@@ -7,7 +7,7 @@ import {FuzzStats} from './fuzz-stats';
 import {RecordPool} from './record-pool';
 import type {Failure} from './reproducer';
 import {FuzzRequest, fuzzRequest} from './request-arbitrary';
-import {answerChecker} from './response-checks';
+import {answerChecker, confirmSlowness} from './response-checks';
 
 export interface FuzzSettings {
   seed: number;
@@ -107,7 +107,12 @@ export async function runFuzz(
       }
       if (!outcome.firstFailure) stats.record(request, answer);
       pool.remember(request, answer);
-      const problems = check(answer);
+      const problems = await confirmSlowness(
+        check(answer),
+        request,
+        answer,
+        () => service.send(request),
+      );
       if (isWrite(request) && answer.status >= 400 && answer.status < 500) {
         const after = await snapshotter.take();
         const changed = changedTables(before!, after);

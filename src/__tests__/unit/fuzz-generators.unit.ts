@@ -8,7 +8,7 @@ import {bodyFor} from '../fuzz/body-arbitrary';
 import {filterSweep, SWEEP_OPERANDS} from '../fuzz/filter-sweep';
 import {RecordPool, resourceOf} from '../fuzz/record-pool';
 import {FuzzRequest, fuzzRequest} from '../fuzz/request-arbitrary';
-import {answerChecker} from '../fuzz/response-checks';
+import {answerChecker, confirmSlowness} from '../fuzz/response-checks';
 
 const KEYS = ['fuzz.a'];
 
@@ -283,5 +283,48 @@ describe('API fuzzer filter sweep', () => {
     expect(swept.length).to.equal(
       (FILTER_OPERATORS.length + 1) * SWEEP_OPERANDS.length,
     );
+  });
+});
+
+describe('API fuzzer slow answers', () => {
+  const slow = {
+    status: 200,
+    contentType: 'application/json',
+    text: '',
+    ms: 1500,
+  };
+  const fast = {...slow, ms: 5};
+  const tookProblem = ['took 1500 ms (limit 1000 ms)'];
+
+  it('forgives a read that is fast when asked again, and only then', async () => {
+    let resent = 0;
+    const resend = async () => {
+      resent++;
+      return fast;
+    };
+    expect(
+      await confirmSlowness(tookProblem, {method: 'GET'}, slow, resend),
+    ).to.be.empty();
+    expect(resent).to.equal(1);
+    const again = await confirmSlowness(
+      tookProblem,
+      {method: 'GET'},
+      slow,
+      async () => slow,
+    );
+    expect(again).to.containEql('asked again: took 1500 ms');
+  });
+
+  it('never resends a write that succeeded, nor hides another problem', async () => {
+    const neverCalled = async () => {
+      throw new Error('resent');
+    };
+    expect(
+      await confirmSlowness(tookProblem, {method: 'POST'}, slow, neverCalled),
+    ).to.eql(tookProblem);
+    const both = ['server error 500', ...tookProblem];
+    expect(
+      await confirmSlowness(both, {method: 'GET'}, slow, neverCalled),
+    ).to.eql(both);
   });
 });
