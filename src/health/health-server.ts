@@ -29,8 +29,24 @@ interface RawResponse {
   raw: string;
 }
 
-function errorResponse(statusCode: number, name: string, message: string) {
+function errorResponse(
+  statusCode: number,
+  name: string,
+  message: string,
+): HealthResponse {
   return {statusCode, body: {error: {statusCode, name, message}}};
+}
+
+/** RFC 9110: a 405 names the methods the resource does allow. */
+function methodNotAllowed(path: string): HealthResponse {
+  return {
+    ...errorResponse(
+      405,
+      'MethodNotAllowedError',
+      `Only GET is allowed on ${path}`,
+    ),
+    headers: {Allow: 'GET, HEAD'},
+  };
 }
 
 /**
@@ -94,11 +110,7 @@ export class HealthServer {
     const base = this.options.basePath;
     if (path === METRICS_PATH && this.options.metrics) {
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        return errorResponse(
-          405,
-          'MethodNotAllowedError',
-          `Only GET is allowed on ${path}`,
-        );
+        return methodNotAllowed(path);
       }
       const {contentType, body} = await this.options.metrics();
       return {statusCode: 200, contentType, raw: body};
@@ -111,11 +123,7 @@ export class HealthServer {
       );
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return errorResponse(
-        405,
-        'MethodNotAllowedError',
-        `Only GET is allowed on ${path}`,
-      );
+      return methodNotAllowed(path);
     }
     return path === `${base}/health`
       ? livenessResponse(new Date())
@@ -138,6 +146,7 @@ function send(response: ServerResponse, result: HealthResponse): void {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
     'Cache-Control': 'no-store',
+    ...result.headers,
   });
   response.end(body);
 }

@@ -14,6 +14,8 @@ export type ReadinessReport = Record<string, CheckResult>;
 export interface HealthResponse {
   statusCode: number;
   body: object;
+  /** Headers beside the JSON ones (a 405's Allow). */
+  headers?: Record<string, string>;
 }
 
 /** A producer ticks every minute; two minutes without a finished tick means it is stuck. */

@@ -207,6 +207,7 @@ describe('health endpoints', () => {
         );
         const post = await fetch(`${base}/ready`, {method: 'POST'});
         expect(post.status).to.equal(405);
+        expect(post.headers.get('allow')).to.equal('GET, HEAD');
         expect(((await post.json()) as ErrorBody).error.statusCode).to.equal(
           405,
         );
