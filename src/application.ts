@@ -11,7 +11,11 @@ import {
 } from '@loopback/authorization';
 import {ApplicationConfig, createBindingFromClass} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
-import {RestApplication, RestBindings} from '@loopback/rest';
+import {
+  RestApplication,
+  RestBindings,
+  RestMiddlewareGroups,
+} from '@loopback/rest';
 import {QuietRegExpRouter} from './routing/quiet-regexp-router';
 import {
   RestExplorerBindings,
@@ -251,7 +255,12 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       trustProxy: appConfig.trustProxy,
       explorerPath: `${appConfig.apiBasePath}/explorer`,
     });
-    this.expressMiddleware('middleware.securityHeaders', headers);
+    // Ahead of CORS and LoopBack's own OpenAPI endpoints (openapi.json), which
+    // answer from their group and would otherwise go out without them.
+    this.expressMiddleware('middleware.securityHeaders', headers, {
+      group: 'securityHeaders',
+      downstreamGroups: [RestMiddlewareGroups.CORS],
+    });
     this.expressMiddleware(
       'middleware.loginFastRefusal',
       loginFastRefusal({

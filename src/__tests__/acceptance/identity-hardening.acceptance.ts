@@ -278,8 +278,13 @@ describe('identity hardening (issue 20)', () => {
   });
 
   describe('HTTP headers and CORS', () => {
-    it('sends the security headers on the API, the landing page and the explorer', async () => {
-      for (const path of ['/api/ping', '/', '/api/explorer/']) {
+    it('sends the security headers on the API, the landing page, the explorer and the OpenAPI document', async () => {
+      for (const path of [
+        '/api/ping',
+        '/',
+        '/api/explorer/',
+        '/api/openapi.json',
+      ]) {
         const res = await given.client.get(path);
         expect(res.headers['x-content-type-options']).to.equal('nosniff');
         expect(res.headers['referrer-policy']).to.equal('no-referrer');
