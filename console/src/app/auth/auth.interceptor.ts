@@ -8,7 +8,10 @@ const LOGIN_PATH = '/api/auth/login';
 /**
  * Adds the bearer token to the generated client's calls, and ends the
  * session on a 401 (expired, revoked, user deactivated) so the user lands on
- * the sign-in view with a message instead of a broken page.
+ * the sign-in view with a message instead of a broken page. Only a 401 to
+ * the token still in use ends it: a late answer to a call sent with an
+ * earlier session's token (a poll in flight while the user signed in again)
+ * must not sign the new session out.
  */
 export const authInterceptor: HttpInterceptorFn = (request, next) => {
   const session = inject(SessionService);
@@ -25,7 +28,9 @@ export const authInterceptor: HttpInterceptorFn = (request, next) => {
         error instanceof HttpErrorResponse &&
         error.status === 401 &&
         isApi &&
-        !isLogin
+        !isLogin &&
+        token !== null &&
+        session.token() === token
       ) {
         session.expire(
           'Your session has expired or was signed out: sign in again.',
