@@ -209,8 +209,29 @@ describe('operations console in Chromium', function (this: Mocha.Suite) {
     const rows = page.locator('tbody tr', {hasText: 'maintenance window'});
     expect(await eventuallyCount(rows, 2)).to.equal(2);
     expect(await rows.allInnerTexts()).to.matchAny(/pause|update/);
+    // The operator's own events say so; operators may not read other users.
+    expect(await rows.allInnerTexts()).to.matchEach(/\byou\b/);
     await expectAccessible(page, 'audit');
     await saveScreenshot(page, 'audit');
+  });
+
+  it('names who acted by e-mail for an admin, who may read the users', async () => {
+    await givenUser(given.app, 'admin', {email: 'audit-admin@example.com'});
+    const adminPage = await browser.context.newPage();
+    try {
+      await signIn(adminPage, 'audit-admin@example.com');
+      await adminPage.getByRole('link', {name: 'Audit', exact: true}).click();
+      await adminPage.getByLabel('Reason contains').fill('maintenance');
+      await adminPage.getByRole('button', {name: 'Filter'}).click();
+      await adminPage
+        .locator('tbody tr', {
+          hasText: `operator@example.com (#${operator.id})`,
+        })
+        .first()
+        .waitFor();
+    } finally {
+      await adminPage.close();
+    }
   });
 
   it('re-drives a task that failed for good with edited params from Failed tasks', async () => {

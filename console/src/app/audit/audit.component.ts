@@ -7,6 +7,8 @@ import {
 } from '@angular/core';
 import type {AuditEvent} from '@client/models/audit-event';
 import {AuditEventService} from '@client/services/audit-event.service';
+import {UserService} from '@client/services/user.service';
+import {SessionService} from '../auth/session.service';
 import {firstValueFrom} from 'rxjs';
 import {errorMessage} from '../shared/api-error';
 import {pollWhileVisible} from '../shared/polling';
@@ -72,13 +74,7 @@ interface AuditFilter {
           @for (event of events(); track event.id) {
             <tr>
               <td><app-time [at]="event.at" /></td>
-              <td>
-                {{
-                  event.actor_user_id == null
-                    ? 'anonymous'
-                    : 'user #' + event.actor_user_id
-                }}
-              </td>
+              <td>{{ actorName(event.actor_user_id) }}</td>
               <td>{{ event.action }}</td>
               <td>{{ event.entity }} {{ event.entity_id ?? '' }}</td>
               <td>{{ event.reason ?? '' }}</td>
@@ -110,6 +106,10 @@ interface AuditFilter {
 })
 export class AuditComponent {
   private readonly api = inject(AuditEventService);
+  private readonly users = inject(UserService);
+  private readonly session = inject(SessionService);
+  /** E-mail addresses by user id: admins may read the users, others see ids. */
+  private readonly emails = signal(new Map<number, string>());
   protected readonly pageSize = PAGE_SIZE;
   protected readonly entities = [
     'scheduler',
@@ -153,6 +153,13 @@ export class AuditComponent {
     inBackground(this.load());
   }
 
+  protected actorName(id: number | null | undefined): string {
+    if (id == null) return 'anonymous';
+    if (id === this.session.user()?.id) return 'you';
+    const email = this.emails().get(id);
+    return email ? `${email} (#${id})` : `user #${id}`;
+  }
+
   protected changed(event: AuditEvent): string {
     return Object.keys(event.changes ?? {}).join(', ');
   }
@@ -177,21 +184,47 @@ export class AuditComponent {
 
   private async load(): Promise<void> {
     try {
-      this.events.set(
-        await firstValueFrom(
-          this.api.find({
-            filter: {
-              where: this.where(),
-              order: ['id DESC'],
-              limit: PAGE_SIZE,
-              skip: this.page() * PAGE_SIZE,
-            },
-          }),
-        ),
+      const events = await firstValueFrom(
+        this.api.find({
+          filter: {
+            where: this.where(),
+            order: ['id DESC'],
+            limit: PAGE_SIZE,
+            skip: this.page() * PAGE_SIZE,
+          },
+        }),
       );
+      await this.learnEmails(events);
+      this.events.set(events);
       this.error.set(null);
     } catch (error) {
       this.error.set(errorMessage(error));
+    }
+  }
+
+  /** Only admins read users; a failure here leaves ids, never the list empty. */
+  private async learnEmails(events: AuditEvent[]): Promise<void> {
+    if (this.session.user()?.role !== 'admin') return;
+    const known = this.emails();
+    const ids = [
+      ...new Set(
+        events
+          .map(event => event.actor_user_id)
+          .filter((id): id is number => id != null && !known.has(id)),
+      ),
+    ];
+    if (ids.length === 0) return;
+    try {
+      const found = await firstValueFrom(
+        this.users.find({
+          filter: {where: {id: {inq: ids}}, fields: {id: true, email: true}},
+        }),
+      );
+      const next = new Map(known);
+      for (const user of found) next.set(user.id!, user.email);
+      this.emails.set(next);
+    } catch {
+      // The ids stay readable as they are.
     }
   }
 }
