@@ -37,6 +37,7 @@ import {
   visibleProperties,
 } from './crud-schemas';
 import {auditedWrite, visible} from './audited-write';
+import {changeReasonHeader} from './change-reason-header';
 import {EntityRepository, repositoryKey} from './repositories';
 
 type Id = number | string;
@@ -210,6 +211,8 @@ export function defineCrudController<E extends Entity>(
       async create(
         @requestBody({required: true, ...json(createBodySchema(resource))})
         body: AnyObject,
+        // Read from the request by the audit; declared so clients can send it.
+        @changeReasonHeader() _reason?: string,
       ): Promise<E> {
         const data = hooks.beforeCreate
           ? await hooks.beforeCreate(body, this.hookContext)
@@ -258,6 +261,7 @@ export function defineCrudController<E extends Entity>(
         @idParam(model) id: Id,
         @requestBody({required: true, ...json(updateBodySchema(resource))})
         body: AnyObject,
+        @changeReasonHeader() _reason?: string,
       ): Promise<E> {
         const current = await this.loadVisible(id);
         const change = hooks.beforeUpdate
@@ -303,7 +307,10 @@ export function defineCrudController<E extends Entity>(
         },
       })
       @authorize({allowedRoles: access.delete!})
-      async deleteById(@idParam(model) id: Id): Promise<void> {
+      async deleteById(
+        @idParam(model) id: Id,
+        @changeReasonHeader() _reason?: string,
+      ): Promise<void> {
         const current = await this.loadVisible(id);
         await hooks.beforeDelete?.(current, this.hookContext);
         await this.audited('delete', async options => {

@@ -11,12 +11,18 @@ import { Config } from '../../models/config';
 import { NewConfig } from '../../models/new-config';
 
 export interface Create$Params {
+
+/**
+ * Why, for the audit log (at most 500 characters).
+ */
+  'X-Change-Reason'?: string;
       body: NewConfig
 }
 
 export function create(http: HttpClient, rootUrl: string, params: Create$Params, context?: HttpContext): Observable<StrictHttpResponse<Config>> {
   const rb = new RequestBuilder(rootUrl, create.PATH, 'post');
   if (params) {
+    rb.header('X-Change-Reason', params['X-Change-Reason'], {});
     rb.body(params.body, 'application/json');
   }
 

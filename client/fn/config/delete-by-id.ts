@@ -10,12 +10,18 @@ import { RequestBuilder } from '../../request-builder';
 
 export interface DeleteById$Params {
   id: string;
+
+/**
+ * Why, for the audit log (at most 500 characters).
+ */
+  'X-Change-Reason'?: string;
 }
 
 export function deleteById(http: HttpClient, rootUrl: string, params: DeleteById$Params, context?: HttpContext): Observable<StrictHttpResponse<void>> {
   const rb = new RequestBuilder(rootUrl, deleteById.PATH, 'delete');
   if (params) {
     rb.path('id', params.id, {});
+    rb.header('X-Change-Reason', params['X-Change-Reason'], {});
   }
 
   return http.request(

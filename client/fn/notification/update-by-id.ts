@@ -12,6 +12,11 @@ import { NotificationPatch } from '../../models/notification-patch';
 
 export interface UpdateById$Params {
   id: number;
+
+/**
+ * Why, for the audit log (at most 500 characters).
+ */
+  'X-Change-Reason'?: string;
       body: NotificationPatch
 }
 
@@ -19,6 +24,7 @@ export function updateById(http: HttpClient, rootUrl: string, params: UpdateById
   const rb = new RequestBuilder(rootUrl, updateById.PATH, 'patch');
   if (params) {
     rb.path('id', params.id, {});
+    rb.header('X-Change-Reason', params['X-Change-Reason'], {});
     rb.body(params.body, 'application/json');
   }
 

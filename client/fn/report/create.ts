@@ -11,12 +11,18 @@ import { NewReport } from '../../models/new-report';
 import { Report } from '../../models/report';
 
 export interface Create$Params {
+
+/**
+ * Why, for the audit log (at most 500 characters).
+ */
+  'X-Change-Reason'?: string;
       body: NewReport
 }
 
 export function create(http: HttpClient, rootUrl: string, params: Create$Params, context?: HttpContext): Observable<StrictHttpResponse<Report>> {
   const rb = new RequestBuilder(rootUrl, create.PATH, 'post');
   if (params) {
+    rb.header('X-Change-Reason', params['X-Change-Reason'], {});
     rb.body(params.body, 'application/json');
   }
 

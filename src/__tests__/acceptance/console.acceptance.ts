@@ -137,8 +137,16 @@ describe('operations console in Chromium', function (this: Mocha.Suite) {
     await page.getByLabel('Parameters').fill('{"batch": 5}');
     await expectAccessible(page, 'editor');
     await saveScreenshot(page, 'scheduler-editor');
+    await page
+      .getByLabel('Reason for the audit log (optional)')
+      .fill('export for finance');
     await page.getByRole('button', {name: 'Save'}).click();
     await page.getByRole('heading', {name: 'Nightly export'}).waitFor();
+    expect(
+      await sql(
+        `SELECT action, reason FROM audit_event WHERE entity = 'scheduler'`,
+      ),
+    ).to.deepEqual([{action: 'create', reason: 'export for finance'}]);
     const [row] = await sql(
       `SELECT schedule, timezone, worker_id, params FROM scheduler`,
     );

@@ -75,9 +75,10 @@ export async function describeOperations(
     for (const method of METHODS) {
       const operation = item?.[method];
       if (!operation) continue;
-      const parameters = (
-        (operation.parameters ?? []) as ParameterObject[]
-      ).map(parameterOf);
+      // Headers (X-Change-Reason) are the request's, not the fuzzer's to vary.
+      const parameters = ((operation.parameters ?? []) as ParameterObject[])
+        .filter(raw => raw.in !== 'header')
+        .map(parameterOf);
       const requestBody = operation.requestBody as
         RequestBodyObject | undefined;
       const bodySchema = requestBody?.content['application/json']?.schema;

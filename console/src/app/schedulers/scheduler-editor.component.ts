@@ -188,6 +188,15 @@ const FIELD_OF_PATH: Record<string, string> = {
           <label for="active"> Active</label>
           <p class="field-error">{{ errors()['status'] }}</p>
         </div>
+        <div class="field">
+          <label for="change-reason">Reason for the audit log (optional)</label>
+          <input
+            id="change-reason"
+            maxlength="500"
+            [value]="reason()"
+            (input)="reason.set($any($event.target).value)"
+          />
+        </div>
         @if (saveError(); as message) {
           <p class="error" role="alert">{{ message }}</p>
         }
@@ -253,6 +262,8 @@ export class SchedulerEditorComponent implements OnInit {
   protected readonly paramsText = signal('{}');
   protected readonly overlap = signal<'allow' | 'skip'>('allow');
   protected readonly active = signal(true);
+  /** Sent as X-Change-Reason, so the audit log says why. */
+  protected readonly reason = signal('');
   protected readonly tasks = signal<TaskOption[]>([]);
   protected readonly errors = signal<Record<string, string>>({});
   protected readonly saveError = signal<string | null>(null);
@@ -301,9 +312,14 @@ export class SchedulerEditorComponent implements OnInit {
     try {
       const body = {...this.body(), params: params.value};
       const id = Number(this.id());
+      const reason = this.reason().trim() || undefined;
       const saved = id
-        ? await firstValueFrom(this.api.updateById({id, body}))
-        : await firstValueFrom(this.api.create({body}));
+        ? await firstValueFrom(
+            this.api.updateById({id, body, 'X-Change-Reason': reason}),
+          )
+        : await firstValueFrom(
+            this.api.create({body, 'X-Change-Reason': reason}),
+          );
       await this.router.navigate(['/schedulers', saved.id]);
     } catch (error) {
       this.showErrors(error);
