@@ -166,6 +166,8 @@ export class ProducerObserver implements LifeCycleObserver {
   }
 
   private async shutDown(): Promise<void> {
+    // First, so a tick waiting for a peer's slot lease ends now.
+    this.producer?.stop();
     await this.ticker?.stop();
     await this.cleanup?.stop();
     await this.publisher?.close();

@@ -136,6 +136,8 @@ const WARNED_LIMIT = 10_000;
  */
 export class Producer {
   private lastEvaluated?: Date;
+  /** Aborted by stop(): a wait for a peer's slot lease ends at once. */
+  private readonly stopping = new AbortController();
   private readonly cache = new CronCache();
   private readonly warnedInvalid = new Set<string>();
 
@@ -148,6 +150,16 @@ export class Producer {
     private readonly afterClaim?: AfterClaimFaultPoint,
     private readonly metrics?: Metrics,
   ) {}
+
+  /**
+   * Ends a wait for peers' slots now instead of after their lease (up to
+   * CRON_SLOT_LEASE_MS), so a shutdown is not held back by a live peer. The
+   * fleet's progress is not moved on for slots still waited for: they are
+   * the peer's, or the next producer's to take over.
+   */
+  stop(): void {
+    this.stopping.abort();
+  }
 
   async tick(now: Date): Promise<TickReport> {
     const started = process.hrtime.bigint();
@@ -225,8 +237,12 @@ export class Producer {
     const held = peers.length;
     let counts = own.counts;
     let takenLater = 0;
+    const {signal} = this.stopping;
     while (peers.length > 0) {
-      const expired = await awaitPeerSlots(this.pool, peers, lease);
+      const expired = await awaitPeerSlots(this.pool, peers, lease, signal);
+      if (signal.aborted) {
+        return {counts, byPeers: 0, takenOver: own.takenOverAtStart};
+      }
       if (expired.length === 0) break;
       this.logTakeOver(expired, lease.ttlMs);
       counts = sum(counts, await this.evaluate(now, expired, []));

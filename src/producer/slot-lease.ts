@@ -103,13 +103,23 @@ export async function awaitPeerSlots(
   pool: Pool,
   slots: Date[],
   options: SlotLeaseOptions,
+  signal?: AbortSignal,
 ): Promise<Date[]> {
   let waiting = slots;
-  while (waiting.length > 0) {
+  while (waiting.length > 0 && !signal?.aborted) {
     const {slots: takenOver} = await takeSlotLeases(pool, waiting, options);
     if (takenOver.length > 0) return takenOver;
     waiting = await unfinishedSlots(pool, waiting);
-    if (waiting.length > 0) await sleep(options.pollMs);
+    if (waiting.length > 0) await abortableSleep(options.pollMs, signal);
   }
   return [];
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (a shutdown). */
+async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await sleep(ms, undefined, {signal});
+  } catch (error) {
+    if ((error as Error).name !== 'AbortError') throw error;
+  }
 }

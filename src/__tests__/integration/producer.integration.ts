@@ -248,6 +248,26 @@ describe('producer (cron-scheduler)', () => {
     );
   });
 
+  it("stops waiting for a live peer's slot at shutdown, without moving the fleet's progress on", async () => {
+    await bulkInsertSchedulers(2, '* * * * *');
+    await sql(
+      `INSERT INTO producer_slot_lease (slot, holder) VALUES ('2026-11-21T10:00:00Z', 'live-peer')`,
+    );
+    const p = await producer({cronCatchUpMinutes: 0, cronSlotLeaseMs: 60_000});
+    const ticking = p.producer.tick(at('2026-11-21T10:00:02Z'));
+    await new Promise(resolve => setTimeout(resolve, 600));
+    const stoppedAt = Date.now();
+    p.producer.stop();
+    const report = await ticking;
+    // One lease poll at most, not the peer's 60 s lease.
+    expect(Date.now() - stoppedAt).to.be.below(5_000);
+    expect(report).to.containDeep({claimed: 0, slots_by_peers: 0});
+    expect(await executionRows()).to.have.length(0);
+    expect(
+      await sql(`SELECT last_slot FROM producer_state WHERE name = 'ticks'`),
+    ).to.have.length(0);
+  });
+
   it('takes its own unfinished lease again at once (a tick that failed midway is retried)', async () => {
     await bulkInsertSchedulers(3, '* * * * *');
     await sql(
