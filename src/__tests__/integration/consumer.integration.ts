@@ -23,6 +23,9 @@ describe('consumer (cron-worker)', () => {
       'record-args': `#!/bin/sh\nprintf '%s\\0' "$@" > "$(dirname "$0")/record-args.out"\n`,
       'always-fails': `#!/bin/sh\necho "attempt at $(date +%s%N)" >> "$(dirname "$0")/always-fails.out"\necho "disk full" >&2\nexit 3\n`,
       slow: `#!/bin/sh\necho start >> "$(dirname "$0")/slow.out"\nsleep 2\necho done >> "$(dirname "$0")/slow.out"\n`,
+      // Like slow, but its first run outlasts the broker's connection drop
+      // on a busy machine (rabbitmqctl alone can take seconds there).
+      'slow-first': `#!/bin/sh\nout="$(dirname "$0")/slow.out"\nif [ -s "$out" ]; then pause=2; else pause=30; fi\necho start >> "$out"\nsleep $pause\necho done >> "$out"\n`,
       'not-executable-target': '',
     });
   });
@@ -343,6 +346,7 @@ describe('consumer (cron-worker)', () => {
 
   it('stops a task whose connection dropped mid-run and finishes it once from the redelivery', async () => {
     const {closeVhostConnections} = await import('../fixtures/test-broker');
+    await sql(`UPDATE worker SET command = 'slow-first' WHERE id = 3`);
     consumer = await givenConsumer({workersDir});
     const run = await publishWorkerRun(3);
     await taskStarted();
