@@ -184,8 +184,11 @@ describe('producer (cron-scheduler)', () => {
       racers.map(r => r.producer.tick(at('2026-11-21T10:00:02Z'))),
     );
     expect(reports.reduce((sum, r) => sum + r.claimed, 0)).to.equal(200);
+    // Each racer that evaluated met the others' claims; on a busy machine a
+    // racer may come when the slot is already done and evaluate nothing.
+    const evaluated = reports.filter(r => r.claimed + r.already_claimed > 0);
     expect(reports.reduce((sum, r) => sum + r.already_claimed, 0)).to.equal(
-      400,
+      200 * (evaluated.length - 1),
     );
     const messages = bodies(await drainQueue(TASK_QUEUE));
     expect(messages).to.have.length(200);
