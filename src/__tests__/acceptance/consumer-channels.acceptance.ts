@@ -1,13 +1,7 @@
 import {expect} from '@loopback/testlab';
-import {readFileSync, rmSync} from 'node:fs';
-import path from 'node:path';
-import {resetBroker} from '../fixtures/test-broker';
-import {
-  eventually,
-  givenWorkersDir,
-  publishTask,
-} from '../fixtures/test-consumer';
-import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {eventually, publishTask} from '../fixtures/test-consumer';
+import {sql} from '../fixtures/test-database';
+import {givenProbeWorker} from '../fixtures/probe-worker';
 import {ServiceProcess, startService} from '../fixtures/service-process';
 
 /**
@@ -15,31 +9,8 @@ import {ServiceProcess, startService} from '../fixtures/service-process';
  * cron_scheduler, each holding one task at a time (prefetch 1).
  */
 describe('consumer channels of one worker process', () => {
-  let workersDir: string;
   let service: ServiceProcess | undefined;
-  const probe = () => path.join(workersDir, 'probe.out');
-  const probeLines = () => {
-    try {
-      return readFileSync(probe(), 'utf8').split('\n').filter(Boolean);
-    } catch {
-      return [];
-    }
-  };
-
-  before(() => {
-    workersDir = givenWorkersDir({
-      // "start", 1.5 s of work, then "done".
-      probe: `#!/bin/sh\necho start >> "$(dirname "$0")/probe.out"\nsleep 1.5\necho done >> "$(dirname "$0")/probe.out"\n`,
-    });
-  });
-  after(() => rmSync(workersDir, {recursive: true, force: true}));
-  beforeEach(async () => {
-    rmSync(probe(), {force: true});
-    await truncateAll();
-    await givenCatalog();
-    await resetBroker();
-    await sql(`UPDATE worker SET command = 'probe' WHERE id = 1`);
-  });
+  const probe = givenProbeWorker();
   afterEach(async () => {
     if (service && service.child.exitCode === null) {
       service.child.kill('SIGTERM');
@@ -87,7 +58,7 @@ describe('consumer channels of one worker process', () => {
   async function givenWorkerProcess(channels?: number): Promise<void> {
     service = startService({
       APP_MODE: 'worker',
-      WORKERS_DIR: workersDir,
+      WORKERS_DIR: probe.workersDir(),
       ...(channels === undefined ? {} : {CRON_WORKER_CHANNELS: `${channels}`}),
     });
     await service.waitForLog('cron-worker started');
@@ -98,7 +69,7 @@ describe('consumer channels of one worker process', () => {
     await givenWorkerProcess(2);
     await eventually(() => allSucceeded(ids), 15_000, 'both runs to succeed');
     // Both started before either finished: two channels, one task each.
-    expect(probeLines()).to.deepEqual(['start', 'start', 'done', 'done']);
+    expect(probe.lines()).to.deepEqual(['start', 'start', 'done', 'done']);
     const started = service!
       .records()
       .filter(r => r.msg === 'cron-worker started');
@@ -109,7 +80,7 @@ describe('consumer channels of one worker process', () => {
     const ids = await givenRuns(2);
     await givenWorkerProcess();
     await eventually(() => allSucceeded(ids), 15_000, 'both runs to succeed');
-    expect(probeLines()).to.deepEqual(['start', 'done', 'start', 'done']);
+    expect(probe.lines()).to.deepEqual(['start', 'done', 'start', 'done']);
   });
 
   it('refuses CRON_WORKER_CHANNELS=0 at start with a clear message', async () => {

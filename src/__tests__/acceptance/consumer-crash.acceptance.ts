@@ -1,14 +1,9 @@
 import {expect} from '@loopback/testlab';
-import {readFileSync, rmSync} from 'node:fs';
-import path from 'node:path';
 import {TASK_QUEUE} from '../../queue/topology';
-import {drainQueue, resetBroker} from '../fixtures/test-broker';
-import {
-  eventually,
-  givenWorkersDir,
-  publishTask,
-} from '../fixtures/test-consumer';
-import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {drainQueue} from '../fixtures/test-broker';
+import {eventually, publishTask} from '../fixtures/test-consumer';
+import {sql} from '../fixtures/test-database';
+import {givenProbeWorker} from '../fixtures/probe-worker';
 import {ServiceProcess, startService} from '../fixtures/service-process';
 
 /**
@@ -17,31 +12,8 @@ import {ServiceProcess, startService} from '../fixtures/service-process';
  * where the kernel's parent-death signal must take its worker down too).
  */
 describe('consumer process killed mid-task', () => {
-  let workersDir: string;
   const services: ServiceProcess[] = [];
-  const probe = () => path.join(workersDir, 'probe.out');
-  const probeLines = () => {
-    try {
-      return readFileSync(probe(), 'utf8').split('\n').filter(Boolean);
-    } catch {
-      return [];
-    }
-  };
-
-  before(() => {
-    workersDir = givenWorkersDir({
-      // Writes "start", works for 1.5 s, then writes "done": the side effect.
-      probe: `#!/bin/sh\necho start >> "$(dirname "$0")/probe.out"\nsleep 1.5\necho done >> "$(dirname "$0")/probe.out"\n`,
-    });
-  });
-  after(() => rmSync(workersDir, {recursive: true, force: true}));
-  beforeEach(async () => {
-    rmSync(probe(), {force: true});
-    await truncateAll();
-    await givenCatalog();
-    await resetBroker();
-    await sql(`UPDATE worker SET command = 'probe' WHERE id = 1`);
-  });
+  const probe = givenProbeWorker();
   afterEach(async () => {
     for (const service of services.splice(0)) {
       if (
@@ -56,7 +28,7 @@ describe('consumer process killed mid-task', () => {
 
   async function givenConsumerProcess(): Promise<ServiceProcess> {
     const service = startService(
-      {APP_MODE: 'worker', WORKERS_DIR: workersDir},
+      {APP_MODE: 'worker', WORKERS_DIR: probe.workersDir()},
       {ownProcessGroup: true},
     );
     services.push(service);
@@ -104,7 +76,7 @@ describe('consumer process killed mid-task', () => {
         },
       );
       await eventually(
-        () => (probeLines().includes('start') ? true : undefined),
+        () => (probe.lines().includes('start') ? true : undefined),
         10_000,
         'the first attempt to start',
       );
@@ -114,7 +86,7 @@ describe('consumer process killed mid-task', () => {
 
       // The killed run's worker (sleeping 1.5 s) must not finish on its own.
       await new Promise(resolve => setTimeout(resolve, 2000));
-      expect(probeLines()).to.deepEqual(['start']);
+      expect(probe.lines()).to.deepEqual(['start']);
 
       const second = await givenConsumerProcess();
       await eventually(
@@ -125,7 +97,7 @@ describe('consumer process killed mid-task', () => {
       );
       expect(await ledger()).to.containDeep({status: 'succeeded', attempts: 2});
       // Killed before "done", then run once more to the end: one side effect.
-      expect(probeLines()).to.deepEqual(['start', 'start', 'done']);
+      expect(probe.lines()).to.deepEqual(['start', 'start', 'done']);
       const started = second
         .records()
         .filter(record => record.msg === 'Task started');
