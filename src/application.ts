@@ -40,7 +40,7 @@ import {
 } from './controllers/calendar-import.controller';
 import {ReportGenerationController} from './controllers/report-generation.controller';
 import {HttpTargetSecretController} from './controllers/http-target-secret.controller';
-import {WebhookController} from './controllers/webhook.controller';
+import {WebhookActionsController} from './controllers/webhook-actions.controller';
 import {SchedulerHistoryController} from './controllers/scheduler-history.controller';
 import {
   POSTGRES_DATASOURCE_CONFIG,
@@ -282,7 +282,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(ReportGenerationController);
     this.controller(HttpTargetSecretController);
     this.controller(ApiKeyController);
-    this.controller(WebhookController);
+    this.controller(WebhookActionsController);
     this.service(ReportGenerationService);
     for (const resource of RESOURCES) {
       this.controller(defineCrudController(resource));

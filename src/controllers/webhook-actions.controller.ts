@@ -76,6 +76,7 @@ const DELIVERY_COLUMNS = `id::int AS id, webhook_id, event, message_id, status, 
   error, created_at, last_attempt_at, finished_at, payload`;
 
 /**
+ * (Not WebhookController: that is the generic resource controller's name.)
  * The webhook operations the generic resource does not offer: creation
  * (the only answer with the signing secret), secret rotation, the delivery
  * log and a test ping. Operators reach only their own webhooks (404
@@ -83,7 +84,7 @@ const DELIVERY_COLUMNS = `id::int AS id, webhook_id, event, message_id, status, 
  */
 @oas.tags('Webhook')
 @authenticate(...BEARER_STRATEGIES)
-export class WebhookController {
+export class WebhookActionsController {
   constructor(
     @inject('repositories.WebhookRepository')
     private readonly webhooks: EntityRepository<Webhook>,
