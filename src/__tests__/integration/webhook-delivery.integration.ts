@@ -98,11 +98,11 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
     role = undefined;
   });
 
-  async function givenUser(role: 'admin' | 'operator'): Promise<number> {
+  async function givenUser(kind: 'admin' | 'operator'): Promise<number> {
     const [user] = await sql<{id: number}>(
       `INSERT INTO app_user (email, name, password_hash, role)
        VALUES ($1, 'u', 'x', $2) RETURNING id`,
-      [`${role}-${Math.random()}@example.com`, role],
+      [`${kind}-${Math.random()}@example.com`, kind],
     );
     return user.id;
   }
