@@ -129,7 +129,7 @@ type Method = (typeof METHODS)[number];
                   <button
                     type="button"
                     [attr.aria-label]="
-                      'Rotate the secret of HTTP target ' + target.name
+                      'Rotate secret of HTTP target ' + target.name
                     "
                     (click)="rotate(target)"
                   >

@@ -121,14 +121,14 @@ const EVENTS: WebhookEvent[] = [
                 </button>
                 <button
                   type="button"
-                  [attr.aria-label]="'Send a ping to webhook ' + hook.id"
+                  [attr.aria-label]="'Test webhook ' + hook.id + ' with a ping'"
                   (click)="ping(hook)"
                 >
                   Test
                 </button>
                 <button
                   type="button"
-                  [attr.aria-label]="'Rotate the secret of webhook ' + hook.id"
+                  [attr.aria-label]="'Rotate secret of webhook ' + hook.id"
                   (click)="rotate(hook)"
                 >
                   Rotate secret
