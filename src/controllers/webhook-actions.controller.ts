@@ -28,7 +28,7 @@ import {WEBHOOK_EVENT_BODY_REF} from '../openapi/webhook-events.enhancer';
 import {rotateSigningSecret} from '../outbound/secret-rotation';
 import {newSigningSecret} from '../outbound/webhook-signature';
 import {RESOURCES} from '../resources';
-import {webhookSchedulerErrors} from '../resources/webhook.hooks';
+import {webhookBodyErrors} from '../resources/webhook.hooks';
 import {validationError} from '../validation/validation-error';
 import {
   DEFAULT_ROTATION_WINDOW_MINUTES,
@@ -137,11 +137,7 @@ export class WebhookActionsController {
     })
     body: AnyObject,
   ): Promise<AnyObject> {
-    const errors = await webhookSchedulerErrors(
-      this.sql,
-      this.user,
-      body.scheduler_ids,
-    );
+    const errors = await webhookBodyErrors(this.sql, this.user, body);
     if (errors.length > 0) throw validationError(errors);
     const secret = newSigningSecret();
     const data = {...body, user_id: this.user.id, signing_secret: secret};

@@ -5,6 +5,7 @@ import type {CrudHooks} from '../crud/crud-resource';
 import {repositorySql} from '../database/repository-sql';
 import type {ErrorDetail} from '../middleware/error-mapping';
 import type {Webhook} from '../models';
+import {urlProblems} from '../validation/http-target-rules';
 import {fieldError, validationError} from '../validation/validation-error';
 import {repositoryOf} from './hook-helpers';
 
@@ -58,19 +59,36 @@ function reenabled(patch: AnyObject, current: Webhook): AnyObject {
   };
 }
 
+/** What the schema cannot say about a webhook body: its URL's rules, its schedulers' owners. */
+export async function webhookBodyErrors(
+  sql: SqlExecutor,
+  user: CurrentUser,
+  body: AnyObject,
+): Promise<ErrorDetail[]> {
+  return [
+    // No user:password in the URL: it would be stored and shown in the clear.
+    ...urlProblems(body.url).map(detail => ({
+      ...detail,
+      message: detail.message.replace(
+        /; put credentials in secret_headers \(Authorization\)/,
+        '',
+      ),
+    })),
+    ...(await webhookSchedulerErrors(sql, user, body.scheduler_ids)),
+  ];
+}
+
 export const webhookHooks: CrudHooks<Webhook> = {
   // Admins see every webhook; operators (and viewers) only their own.
   scope: user => (user.role === 'admin' ? undefined : {user_id: user.id}),
   async beforeUpdate(patch, current, ctx) {
-    if (patch.scheduler_ids !== undefined) {
-      const schedulers = await repositoryOf(ctx, 'Scheduler');
-      const errors = await webhookSchedulerErrors(
-        repositorySql(schedulers as never),
-        ctx.user,
-        patch.scheduler_ids,
-      );
-      if (errors.length > 0) throw validationError(errors);
-    }
+    const schedulers = await repositoryOf(ctx, 'Scheduler');
+    const errors = await webhookBodyErrors(
+      repositorySql(schedulers as never),
+      ctx.user,
+      patch,
+    );
+    if (errors.length > 0) throw validationError(errors);
     return reenabled(patch, current) as DataObject<Webhook>;
   },
 };

@@ -153,6 +153,7 @@ describe('Webhooks API (issue 27, item 3)', () => {
       hookBody({events: []}),
       hookBody({url: 'ftp://example.com/'}),
       hookBody({url: 'not a url'}),
+      hookBody({url: 'https://user:pass@hooks.example.com/'}),
       hookBody({signing_secret: 'whsec_mine'}),
       hookBody({user_id: team.admin.id}),
       {events: ['run.failed']},
