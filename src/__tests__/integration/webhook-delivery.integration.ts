@@ -2,6 +2,7 @@ import {expect} from '@loopback/testlab';
 import type {Pool} from 'pg';
 import {Webhook as StandardWebhook} from 'standardwebhooks';
 import {createPool} from '../../database/pg-pool';
+import {deleteOldWebhookDeliveries} from '../../producer/cleanup';
 import {
   NOTHING_ALLOWED,
   OutboundAllow,
@@ -390,5 +391,32 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
     );
     const rows = await deliveries(hook.id);
     expect(rows.map(row => row.event)).to.eql(['notice.failure']);
+  });
+
+  it('forgets finished deliveries past the retention, never pending ones', async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({userId: admin});
+    await sql(
+      `INSERT INTO webhook_delivery (webhook_id, event, message_id, payload, status, created_at)
+       VALUES ($1, 'ping', 'old-done', '{}', 'succeeded', '2026-01-01'),
+              ($1, 'ping', 'old-pending', '{}', 'retrying', '2026-01-01'),
+              ($1, 'ping', 'recent-done', '{}', 'failed', '2026-03-01')`,
+      [hook.id],
+    );
+    const pool = createPool(TEST_DATABASE_URL, new LogCapture().logger);
+    try {
+      expect(
+        await deleteOldWebhookDeliveries(pool, new Date('2026-02-01')),
+      ).to.equal(1);
+    } finally {
+      await pool.end();
+    }
+    const left = await sql<{message_id: string}>(
+      `SELECT message_id FROM webhook_delivery ORDER BY id`,
+    );
+    expect(left.map(row => row.message_id)).to.eql([
+      'old-pending',
+      'recent-done',
+    ]);
   });
 });
