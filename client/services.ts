@@ -20,4 +20,5 @@ export { SchedulerExecutionService } from './services/scheduler-execution.servic
 export { SchedulerService } from './services/scheduler.service';
 export { TicketService } from './services/ticket.service';
 export { UserService } from './services/user.service';
+export { WebhookService } from './services/webhook.service';
 export { WorkerService } from './services/worker.service';

@@ -44,6 +44,7 @@ import {
 } from './controllers/calendar-import.controller';
 import {ReportGenerationController} from './controllers/report-generation.controller';
 import {HttpTargetSecretController} from './controllers/http-target-secret.controller';
+import {WebhookActionsController} from './controllers/webhook-actions.controller';
 import {SchedulerHistoryController} from './controllers/scheduler-history.controller';
 import {
   POSTGRES_DATASOURCE_CONFIG,
@@ -83,6 +84,7 @@ import {HttpMetricsMiddlewareProvider} from './middleware/http-metrics.middlewar
 import {RequestIdMiddlewareProvider} from './middleware/request-id.middleware';
 import {MetricsController} from './controllers/metrics.controller';
 import {BearerSecurityEnhancer} from './openapi/bearer-security.enhancer';
+import {WebhookEventsEnhancer} from './openapi/webhook-events.enhancer';
 import {ApiInfoEnhancer} from './openapi/api-info.enhancer';
 import {SERVICE_TITLE} from './about/service-info';
 import {ErrorResponsesEnhancer} from './openapi/error-responses.enhancer';
@@ -289,6 +291,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(ReportGenerationController);
     this.controller(HttpTargetSecretController);
     this.controller(ApiKeyController);
+    this.controller(WebhookActionsController);
     this.service(ReportGenerationService);
     for (const resource of RESOURCES) {
       this.controller(defineCrudController(resource));
@@ -296,6 +299,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.add(createBindingFromClass(ErrorResponsesEnhancer));
     this.add(createBindingFromClass(ErrorStatusesEnhancer));
     this.add(createBindingFromClass(BearerSecurityEnhancer));
+    this.add(createBindingFromClass(WebhookEventsEnhancer));
     this.add(createBindingFromClass(ApiInfoEnhancer));
     this.configure(RestExplorerBindings.COMPONENT).to({
       path: '/explorer',

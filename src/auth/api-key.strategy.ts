@@ -2,7 +2,8 @@ import {AuthenticationStrategy} from '@loopback/authentication';
 import {inject} from '@loopback/core';
 import {HttpErrors, Request} from '@loopback/rest';
 import {securityId} from '@loopback/security';
-import {appendAuditEvent} from '../audit/audit-event';
+import {AuthBindings} from '../keys';
+import {recordRefusedApiKey} from './api-key-refusals';
 import type {UserRepository} from '../crud/repositories';
 import {repositorySql} from '../database/repository-sql';
 import {
@@ -40,6 +41,8 @@ export class ApiKeyStrategy implements AuthenticationStrategy {
   constructor(
     @inject('repositories.UserRepository')
     private readonly users: UserRepository,
+    @inject(AuthBindings.CLOCK, {optional: true})
+    private readonly clock?: () => Date,
   ) {}
 
   async authenticate(request: Request): Promise<CurrentUser | undefined> {
@@ -58,13 +61,13 @@ export class ApiKeyStrategy implements AuthenticationStrategy {
         )) as KeyRow[])
       : [];
     if (rows.length === 0) {
-      await appendAuditEvent(sql, {
-        actorUserId: null,
-        action: 'refused',
-        entity: 'api-key',
-        // Only the start of what was presented: never a whole key.
-        changes: {key_prefix: [null, key.slice(0, API_KEY_PREFIX.length + 4)]},
-      });
+      // Only the start of what was presented: never a whole key. Bounded:
+      // one audit event per prefix per minute, the rest counted.
+      await recordRefusedApiKey(
+        sql,
+        key.slice(0, API_KEY_PREFIX.length + 4),
+        this.clock?.() ?? new Date(),
+      );
       throw new HttpErrors.Unauthorized('Invalid, expired or revoked API key');
     }
     const row = rows[0];

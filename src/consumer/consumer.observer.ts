@@ -38,6 +38,8 @@ import {
 import {FailureNotices} from '../notices/failure-notices';
 import {NoticeTimer} from '../notices/notice-timer';
 import {FailedTaskConsumer} from './failed-task-consumer';
+import {WebhookConsumer} from '../webhooks/webhook-consumer';
+import {WebhookDispatcher} from '../webhooks/webhook-dispatcher';
 import {isCrashLooping} from './crash-loop-guard';
 import {createLedgerPool, RunLedger} from './run-ledger';
 import {HandOff, TaskConsumer} from './task-consumer';
@@ -63,6 +65,8 @@ export class ConsumerObserver implements LifeCycleObserver {
   private httpCalls: TaskConsumer[] = [];
   private failed?: FailedTaskConsumer;
   private notices?: NoticeTimer;
+  private webhooks?: WebhookConsumer;
+  private webhookDispatcher?: WebhookDispatcher;
   private stopping?: Promise<void>;
 
   constructor(
@@ -175,6 +179,19 @@ export class ConsumerObserver implements LifeCycleObserver {
       ),
       this.logger,
     );
+    // Webhook deliveries: published from their outbox, sent beside tasks.
+    this.webhooks = new WebhookConsumer({
+      connection: this.connection,
+      pool: this.pool,
+      retry: settings,
+      outboundAllow: config.httpTasks.outboundAllow,
+      logger: this.logger,
+    });
+    this.webhookDispatcher = new WebhookDispatcher(
+      this.pool,
+      this.connection,
+      this.logger,
+    );
     this.readAtScrape(this.connection, this.pool, settings);
     await this.connection.start();
     for (const tasks of this.tasks) await tasks.start();
@@ -182,6 +199,8 @@ export class ConsumerObserver implements LifeCycleObserver {
     for (const calls of this.httpCalls) await calls.start();
     await this.failed.start();
     this.notices.start();
+    await this.webhooks.start();
+    this.webhookDispatcher.start();
     this.logger.info('cron-worker started', {
       prefetch: config.cronWorkerPrefetch,
       channels,
@@ -201,6 +220,8 @@ export class ConsumerObserver implements LifeCycleObserver {
       return 'not subscribed to cron_scheduler_http';
     if (!this.failed?.consuming)
       return 'not subscribed to cron_scheduler_failed';
+    if (this.webhooks && !this.webhooks.consuming)
+      return 'not subscribed to cron_scheduler_webhooks';
     return undefined;
   }
 
@@ -268,6 +289,8 @@ export class ConsumerObserver implements LifeCycleObserver {
     ]);
     await this.failed?.stop();
     await this.notices?.stop();
+    await this.webhookDispatcher?.stop();
+    await this.webhooks?.stop();
     await this.connection?.stop();
     await this.pool?.end();
     await this.ledgerPool?.end();

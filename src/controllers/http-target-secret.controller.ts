@@ -11,6 +11,7 @@ import {
   requestBody,
   Response,
   RestBindings,
+  SchemaObject,
 } from '@loopback/rest';
 import {SecurityBindings} from '@loopback/security';
 import type {CurrentUser} from '../auth/current-user';
@@ -22,6 +23,7 @@ import type {EntityRepository} from '../crud/repositories';
 import {repositorySql} from '../database/repository-sql';
 import {currentRequestId} from '../logging/request-context';
 import {HttpTarget} from '../models';
+import {rotateSigningSecret} from '../outbound/secret-rotation';
 import {newSigningSecret} from '../outbound/webhook-signature';
 import {RESOURCES} from '../resources';
 import {httpTargetChange} from '../resources/http-target.hooks';
@@ -31,10 +33,41 @@ import {changeReason} from './scheduler-run.controller';
 export const DEFAULT_ROTATION_WINDOW_MINUTES = 24 * 60;
 
 const HTTP_TARGET_REF = {$ref: '#/components/schemas/HttpTarget'};
-const SIGNING_SECRET = {
+export const SIGNING_SECRET: SchemaObject = {
   type: 'string',
   description:
     'Standard Webhooks signing secret (whsec_ + base64 of 32 bytes). Shown only in this answer: store it now',
+};
+
+/** The answer of a secret rotation (HTTP targets and webhooks). */
+export const ROTATED_SECRET_SCHEMA: SchemaObject = {
+  type: 'object',
+  title: 'RotatedSecret',
+  required: ['id', 'signing_secret', 'previous_secret_expires_at'],
+  properties: {
+    id: {type: 'integer'},
+    signing_secret: SIGNING_SECRET,
+    previous_secret_expires_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Until then the previous secret signs as well',
+    },
+  },
+};
+
+/** The body of a secret rotation (HTTP targets and webhooks). */
+export const ROTATE_SECRET_REQUEST_SCHEMA: SchemaObject = {
+  type: 'object',
+  title: 'RotateSecretRequest',
+  additionalProperties: false,
+  properties: {
+    rotation_window_minutes: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 7 * 24 * 60,
+    },
+    reason: {type: 'string', maxLength: 500},
+  },
 };
 
 /**
@@ -129,20 +162,7 @@ export class HttpTargetSecretController {
         description: 'The new secret and the end of the rotation window',
         content: {
           'application/json': {
-            schema: {
-              type: 'object',
-              title: 'RotatedSecret',
-              required: ['id', 'signing_secret', 'previous_secret_expires_at'],
-              properties: {
-                id: {type: 'integer'},
-                signing_secret: SIGNING_SECRET,
-                previous_secret_expires_at: {
-                  type: 'string',
-                  format: 'date-time',
-                  description: 'Until then the previous secret signs as well',
-                },
-              },
-            },
+            schema: ROTATED_SECRET_SCHEMA,
           },
         },
       },
@@ -156,19 +176,7 @@ export class HttpTargetSecretController {
       required: false,
       content: {
         'application/json': {
-          schema: {
-            type: 'object',
-            title: 'RotateSecretRequest',
-            additionalProperties: false,
-            properties: {
-              rotation_window_minutes: {
-                type: 'integer',
-                minimum: 0,
-                maximum: 7 * 24 * 60,
-              },
-              reason: {type: 'string', maxLength: 500},
-            },
-          },
+          schema: ROTATE_SECRET_REQUEST_SCHEMA,
         },
       },
     })
@@ -181,40 +189,20 @@ export class HttpTargetSecretController {
     const reason = changeReason(this.request, body?.reason);
     const minutes =
       body?.rotation_window_minutes ?? DEFAULT_ROTATION_WINDOW_MINUTES;
-    const secret = newSigningSecret();
-    const sql = repositorySql(this.targets);
-    const until = new Date(Date.now() + minutes * 60_000);
-    // One statement: the rotation and its audit event commit together.
-    const rows = (await sql(
-      `WITH rotated AS (
-         UPDATE http_target
-            SET previous_signing_secret = signing_secret, signing_secret = $2,
-                previous_secret_expires_at = $3, secret_rotated_at = now()
-          WHERE id = $1
-         RETURNING id
-       ), audited AS (
-         INSERT INTO audit_event (actor_user_id, action, entity, entity_id, reason, changes, request_id)
-         SELECT $4, 'rotate-secret', 'http-target', $1::text, $5,
-                jsonb_build_object('signing_secret', jsonb_build_array('[redacted]', '[redacted]'),
-                                   'previous_secret_expires_at', jsonb_build_array(NULL, $3::text)),
-                $6
-           FROM rotated
-       )
-       SELECT id FROM rotated`,
-      [
-        id,
-        secret,
-        until,
-        this.user.id,
-        reason ?? null,
-        currentRequestId() ?? null,
-      ],
-    )) as unknown[];
-    if (rows.length === 0) {
+    const rotated = await rotateSigningSecret(repositorySql(this.targets), {
+      table: 'http_target',
+      id,
+      actorUserId: this.user.id,
+      windowMinutes: minutes,
+      reason,
+      requestId: currentRequestId(),
+    });
+    if (!rotated) {
       throw new HttpErrors.NotFound(
         `Entity not found: HttpTarget with id ${id}`,
       );
     }
+    const {secret, until} = rotated;
     return {
       id,
       signing_secret: secret,

@@ -13,3 +13,4 @@ export * from './failed-task.model';
 export * from './audit-event.model';
 export * from './calendar.model';
 export * from './http-target.model';
+export * from './webhook.model';

@@ -34,6 +34,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     'The system at a glance: producer, queues, stay-alive workers, failures',
   Ticket: 'Tickets; the owner or an admin may change one',
   User: 'User accounts (admins only)',
+  Webhook:
+    'Endpoints told of runs, scheduler changes and notices, signed the Standard Webhooks way; operators manage their own',
   Worker: 'Worker executables the consumer may start',
 };
 

@@ -4,6 +4,7 @@ import {
   claimDailyCleanup,
   deleteOldExecutions,
   deleteOldSlotLeases,
+  deleteOldWebhookDeliveries,
   retentionCutoff,
 } from './cleanup';
 
@@ -60,6 +61,7 @@ export class CleanupTimer {
         }
         this.pending = retentionCutoff(now);
         await deleteOldSlotLeases(this.pool, now);
+        await deleteOldWebhookDeliveries(this.pool, this.pending);
       }
       const result = await deleteOldExecutions(this.pool, this.pending, {
         budgetMs: this.options.budgetMs,

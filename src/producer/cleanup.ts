@@ -112,3 +112,29 @@ export async function deleteOldSlotLeases(
   );
   return rowCount ?? 0;
 }
+
+/**
+ * Finished webhook deliveries claimed before `cutoff` (the run ledger's
+ * retention): the delivery log keeps what the ledger keeps. Pending and
+ * retrying ones stay, whatever their age.
+ */
+export async function deleteOldWebhookDeliveries(
+  pool: Pool,
+  cutoff: Date,
+  batchSize = DELETE_BATCH,
+): Promise<number> {
+  let deleted = 0;
+  // Short batches, each its own statement: no lock is held long.
+  for (;;) {
+    const {rowCount} = await pool.query(
+      `DELETE FROM webhook_delivery
+        WHERE id IN (SELECT id FROM webhook_delivery
+                      WHERE created_at < $1
+                        AND status IN ('succeeded', 'failed', 'cancelled')
+                      LIMIT ${batchSize})`,
+      [cutoff],
+    );
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < batchSize) return deleted;
+  }
+}

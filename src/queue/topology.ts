@@ -16,6 +16,14 @@ export const REPORT_QUEUE = 'cron_scheduler_reports';
  * target holds one of those and never the slot of another task kind.
  */
 export const HTTP_QUEUE = 'cron_scheduler_http';
+/**
+ * Webhook deliveries (one message per delivery row) wait here, with retry
+ * tiers of their own that empty back into this queue: a delivery is never
+ * mixed with tasks, and a dead endpoint never holds a task slot.
+ */
+export const WEBHOOK_QUEUE = 'cron_scheduler_webhooks';
+export const WEBHOOK_RETRY_QUEUE_PREFIX = 'cron_scheduler_webhooks_retry';
+export const WEBHOOK_RETRY_ROUTING_PREFIX = 'webhook_retry';
 export const DEAD_LETTER_EXCHANGE = 'cron_dlx';
 export const RETRY_ROUTING_KEY = 'retry';
 export const FAILED_ROUTING_KEY = 'failed';
@@ -89,10 +97,27 @@ export function retryTier(retry: number, settings: RetrySettings): RetryTier {
   };
 }
 
-export function retryTiers(settings: RetrySettings): RetryTier[] {
+/** Where a webhook delivery's retry n waits: the task tiers' delays, its own queues. */
+export function webhookRetryTier(
+  retry: number,
+  settings: RetrySettings,
+): RetryTier {
+  const delayMs = retryDelayMs(retry, settings);
+  return {
+    retry,
+    delayMs,
+    queue: `${WEBHOOK_RETRY_QUEUE_PREFIX}_${delayMs}ms`,
+    routingKey: `${WEBHOOK_RETRY_ROUTING_PREFIX}_${delayMs}ms`,
+  };
+}
+
+export function retryTiers(
+  settings: RetrySettings,
+  tierOf: (retry: number, settings: RetrySettings) => RetryTier = retryTier,
+): RetryTier[] {
   const tiers = new Map<string, RetryTier>();
   for (let retry = 1; retry <= settings.maxRetries; retry++) {
-    const tier = retryTier(retry, settings);
+    const tier = tierOf(retry, settings);
     if (!tiers.has(tier.queue)) tiers.set(tier.queue, tier);
   }
   return [...tiers.values()];
@@ -124,14 +149,19 @@ function typeArguments(
 export function brokerTopology(settings: RetrySettings): Topology {
   const queueType = settings.queueType ?? 'quorum';
   const tiers = retryTiers(settings);
-  const delayQueue = (name: string, delayMs: number): QueueSpec => ({
+  const webhookTiers = retryTiers(settings, webhookRetryTier);
+  const delayQueue = (
+    name: string,
+    delayMs: number,
+    backTo = TASK_QUEUE,
+  ): QueueSpec => ({
     name,
     options: {
       durable: true,
       arguments: {
         ...typeArguments(queueType, true),
         'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': TASK_QUEUE,
+        'x-dead-letter-routing-key': backTo,
         'x-message-ttl': delayMs,
       },
     },
@@ -174,11 +204,29 @@ export function brokerTopology(settings: RetrySettings): Topology {
         options: {durable: true, arguments: typeArguments(queueType, false)},
       },
       ...tiers.map(tier => delayQueue(tier.queue, tier.delayMs)),
+      // Deliveries are retried by the webhook consumer itself (republished
+      // to a tier), never dead-lettered: the queue needs no DLX.
+      {
+        name: WEBHOOK_QUEUE,
+        options: {
+          durable: true,
+          arguments: {
+            ...typeArguments(queueType, false),
+            ...(queueType === 'quorum'
+              ? {'x-delivery-limit': DELIVERY_LIMIT}
+              : {}),
+          },
+        },
+      },
+      ...webhookTiers.map(tier =>
+        delayQueue(tier.queue, tier.delayMs, WEBHOOK_QUEUE),
+      ),
     ],
     bindings: [
       binding(RETRY_QUEUE, RETRY_ROUTING_KEY),
       binding(FAILED_QUEUE, FAILED_ROUTING_KEY),
       ...tiers.map(tier => binding(tier.queue, tier.routingKey)),
+      ...webhookTiers.map(tier => binding(tier.queue, tier.routingKey)),
     ],
   };
 }

@@ -15,6 +15,7 @@ import {
   AuditEvent,
   Ticket,
   User,
+  Webhook,
   Worker,
 } from '../models';
 import {calendarHooks} from './calendar.hooks';
@@ -24,6 +25,7 @@ import {refuseWhileScheduled} from './in-use.hooks';
 import {schedulerHooks} from './scheduler.hooks';
 import {ticketHooks} from './ticket.hooks';
 import {PASSWORD_FIELD, userHooks} from './user.hooks';
+import {webhookHooks} from './webhook.hooks';
 import {workerHooks} from './worker.hooks';
 
 const OPERATED = {
@@ -119,6 +121,28 @@ export const RESOURCES: CrudResource[] = [
       updateById:
         'secret_headers, when given, replaces every write-only header; credential headers in headers are moved there.',
       deleteById: '422 while a scheduler still calls it.',
+    },
+  }),
+  defineResource({
+    model: Webhook,
+    path: '/webhooks',
+    // Created by WebhookController: the answer shows the signing secret once.
+    access: {read: OPERATORS, update: OPERATORS, delete: OPERATORS},
+    serverOwned: [
+      'user_id',
+      'disabled_at',
+      'disabled_reason',
+      'consecutive_failures',
+      'previous_secret_expires_at',
+      'secret_rotated_at',
+    ],
+    hooks: webhookHooks,
+    notes: {
+      find: 'Admins see every webhook; operators only their own.',
+      findById: 'Operators reach only their own (404 otherwise).',
+      updateById:
+        'Operators reach only their own (404 otherwise) and name only schedulers they own. active: true re-enables a disabled endpoint.',
+      deleteById: 'Operators reach only their own (404 otherwise).',
     },
   }),
   defineResource({

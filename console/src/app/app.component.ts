@@ -27,6 +27,20 @@ import {SessionService} from './auth/session.service';
             <li>
               <a routerLink="/system" routerLinkActive="active">System</a>
             </li>
+            <li>
+              <a routerLink="/http-targets" routerLinkActive="active"
+                >HTTP targets</a
+              >
+            </li>
+            @if (session.canWrite()) {
+              <!-- /webhooks is admin and operator only (a viewer gets 403). -->
+              <li>
+                <a routerLink="/webhooks" routerLinkActive="active">Webhooks</a>
+              </li>
+            }
+            <li>
+              <a routerLink="/api-keys" routerLinkActive="active">API keys</a>
+            </li>
             @if (session.canWrite()) {
               <!-- GET /audit-events is admin and operator only (a viewer gets 403). -->
               <li>

@@ -69,6 +69,31 @@ export const routes: Routes = [
           import('./audit/audit.component').then(m => m.AuditComponent),
       },
       {
+        path: 'http-targets',
+        title: 'HTTP targets · Task Scheduler',
+        loadComponent: () =>
+          import('./integrations/http-targets.component').then(
+            m => m.HttpTargetsComponent,
+          ),
+      },
+      {
+        path: 'webhooks',
+        canActivate: [canWrite],
+        title: 'Webhooks · Task Scheduler',
+        loadComponent: () =>
+          import('./integrations/webhooks.component').then(
+            m => m.WebhooksComponent,
+          ),
+      },
+      {
+        path: 'api-keys',
+        title: 'API keys · Task Scheduler',
+        loadComponent: () =>
+          import('./integrations/api-keys.component').then(
+            m => m.ApiKeysComponent,
+          ),
+      },
+      {
         path: '**',
         title: 'Not found · Task Scheduler',
         loadComponent: () =>

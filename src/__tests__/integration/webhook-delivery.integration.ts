@@ -1,0 +1,422 @@
+import {expect} from '@loopback/testlab';
+import type {Pool} from 'pg';
+import {Webhook as StandardWebhook} from 'standardwebhooks';
+import {createPool} from '../../database/pg-pool';
+import {deleteOldWebhookDeliveries} from '../../producer/cleanup';
+import {
+  NOTHING_ALLOWED,
+  OutboundAllow,
+  parseOutboundAllow,
+} from '../../outbound/address-policy';
+import {newSigningSecret} from '../../outbound/webhook-signature';
+import {AmqpConnection} from '../../queue/amqp-connection';
+import {
+  assertTopology,
+  brokerTopology,
+  RetrySettings,
+} from '../../queue/topology';
+import {WebhookConsumer} from '../../webhooks/webhook-consumer';
+import {WebhookDispatcher} from '../../webhooks/webhook-dispatcher';
+import {LogCapture} from '../fixtures/log-capture';
+import {resetBroker, TEST_AMQP_URL, TEST_RETRY} from '../fixtures/test-broker';
+import {eventually} from '../fixtures/test-consumer';
+import {sql, TEST_DATABASE_URL, truncateAll} from '../fixtures/test-database';
+import {ReceivedCall, TestReceiver} from '../fixtures/test-receiver';
+
+interface Delivery {
+  id: number;
+  event: string;
+  status: string;
+  attempts: number;
+  status_code: number | null;
+  error: string | null;
+  message_id: string;
+}
+
+/** The webhook consumer and its dispatcher on this run's database and vhost. */
+async function givenWebhookRole(options: {
+  retry?: RetrySettings;
+  outboundAllow?: OutboundAllow;
+}) {
+  const logs = new LogCapture();
+  const retry = options.retry ?? TEST_RETRY;
+  const pool: Pool = createPool(TEST_DATABASE_URL, logs.logger);
+  const connection = new AmqpConnection(TEST_AMQP_URL, logs.logger, {
+    onConnect: c =>
+      assertTopology(() => c.createChannel(), brokerTopology(retry)),
+    minBackoffMs: 50,
+    maxBackoffMs: 200,
+  });
+  const consumer = new WebhookConsumer({
+    connection,
+    pool,
+    retry,
+    outboundAllow: options.outboundAllow ?? parseOutboundAllow('127.0.0.2'),
+    logger: logs.logger,
+    timeoutMs: 2000,
+  });
+  // Passes run on the test's word, never on a timer: no timed tests.
+  const dispatcher = new WebhookDispatcher(pool, connection, logs.logger);
+  await connection.start();
+  await consumer.start();
+  return {
+    logs,
+    dispatcher,
+    async stop() {
+      await dispatcher.stop();
+      await consumer.stop();
+      await connection.stop();
+      await pool.end();
+    },
+  };
+}
+
+/** The issue's rule, written out: the test must not follow the constant. */
+const MAX_CONSECUTIVE_FAILURES = 20;
+
+describe('Webhook deliveries (issue 27, item 3)', () => {
+  let receiver: TestReceiver;
+  let refused: TestReceiver;
+  let role: Awaited<ReturnType<typeof givenWebhookRole>> | undefined;
+
+  before(async () => {
+    receiver = await TestReceiver.listen('127.0.0.2');
+    refused = await TestReceiver.listen('127.0.0.1');
+  });
+  after(async () => {
+    await receiver.close();
+    await refused.close();
+  });
+  beforeEach(async () => {
+    receiver.calls.length = 0;
+    refused.calls.length = 0;
+    receiver.answer = (_call, response) => response.end('ok');
+    await truncateAll();
+    await resetBroker();
+  });
+  afterEach(async () => {
+    await role?.stop();
+    role = undefined;
+  });
+
+  async function givenUser(kind: 'admin' | 'operator'): Promise<number> {
+    const [user] = await sql<{id: number}>(
+      `INSERT INTO app_user (email, name, password_hash, role)
+       VALUES ($1, 'u', 'x', $2) RETURNING id`,
+      [`${kind}-${Math.random()}@example.com`, kind],
+    );
+    return user.id;
+  }
+
+  async function givenWebhook(options: {
+    userId: number;
+    url?: string;
+    events?: string[];
+    previousSecret?: string;
+  }): Promise<{id: number; secret: string}> {
+    const secret = newSigningSecret();
+    const [row] = await sql<{id: number}>(
+      `INSERT INTO webhook (user_id, url, events, signing_secret,
+                            previous_signing_secret, previous_secret_expires_at)
+       VALUES ($1, $2, $3, $4, $5, now() + interval '1 hour') RETURNING id`,
+      [
+        options.userId,
+        options.url ?? receiver.url(),
+        JSON.stringify(options.events ?? ['run.succeeded', 'run.failed']),
+        secret,
+        options.previousSecret ?? null,
+      ],
+    );
+    return {id: row.id, secret};
+  }
+
+  async function givenScheduler(userId: number | null): Promise<number> {
+    const [row] = await sql<{id: number}>(
+      `INSERT INTO reminder (message) VALUES ('r') RETURNING id`,
+    ).then(async ([reminder]) =>
+      sql<{id: number}>(
+        `INSERT INTO scheduler (description, schedule, reminder_id, user_id)
+         VALUES ('nightly', '0 2 * * *', $1, $2) RETURNING id`,
+        [reminder.id, userId],
+      ),
+    );
+    return row.id;
+  }
+
+  /** A run of the scheduler that ends with `status`, as the consumer's ledger marks it. */
+  async function givenRunEnded(
+    schedulerId: number,
+    status: 'succeeded' | 'failed',
+    key = `cron-${Math.random()}`,
+  ): Promise<void> {
+    const [run] = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
+       VALUES ($1, $2, 'test', 'running') RETURNING id`,
+      [schedulerId, key],
+    );
+    await sql(
+      `UPDATE scheduler_execution SET status = $2, finished_at = now() WHERE id = $1`,
+      [run.id, status],
+    );
+  }
+
+  const deliveries = (webhookId: number) =>
+    sql<Delivery>(
+      `SELECT id::int AS id, event, status, attempts, status_code, error, message_id
+         FROM webhook_delivery WHERE webhook_id = $1 ORDER BY id`,
+      [webhookId],
+    );
+
+  const settled = (webhookId: number, count = 1) =>
+    eventually(
+      async () => {
+        const rows = await deliveries(webhookId);
+        return rows.length >= count &&
+          rows.every(row =>
+            ['succeeded', 'failed', 'cancelled'].includes(row.status),
+          )
+          ? rows
+          : undefined;
+      },
+      15_000,
+      'the deliveries to settle',
+    );
+
+  const verify = (secret: string, call: ReceivedCall) =>
+    new StandardWebhook(secret).verify(
+      call.body,
+      call.headers as Record<string, string>,
+    );
+
+  it('delivers a run event signed so the reference standardwebhooks package verifies it', async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({userId: admin});
+    const schedulerId = await givenScheduler(null);
+    await givenRunEnded(schedulerId, 'succeeded');
+    role = await givenWebhookRole({});
+    expect(await role.dispatcher.dispatch()).to.equal(1);
+    const [delivery] = await settled(hook.id);
+    expect(delivery).to.containDeep({
+      event: 'run.succeeded',
+      status: 'succeeded',
+      attempts: 1,
+      status_code: 200,
+    });
+    expect(receiver.calls).to.have.length(1);
+    const body = verify(hook.secret, receiver.calls[0]) as {
+      type: string;
+      data: {scheduler_id: number; status: string};
+    };
+    expect(body.type).to.equal('run.succeeded');
+    expect(body.data).to.containDeep({
+      scheduler_id: schedulerId,
+      status: 'succeeded',
+    });
+    expect(receiver.calls[0].headers['webhook-id']).to.equal(
+      delivery.message_id,
+    );
+    expect(role.logs.lines.join('\n')).to.not.containEql(hook.secret);
+  });
+
+  it('sends every attempt of one delivery with the same webhook-id, each signature valid', async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({userId: admin});
+    let answered = 0;
+    receiver.answer = (_call, response) => {
+      answered++;
+      response.statusCode = answered <= 2 ? 503 : 204;
+      response.end();
+    };
+    await givenRunEnded(await givenScheduler(null), 'failed');
+    role = await givenWebhookRole({});
+    await role.dispatcher.dispatch();
+    const [delivery] = await settled(hook.id);
+    expect(delivery).to.containDeep({
+      event: 'run.failed',
+      status: 'succeeded',
+      attempts: 3,
+      status_code: 204,
+    });
+    expect(receiver.calls).to.have.length(3);
+    const ids = new Set(receiver.calls.map(call => call.headers['webhook-id']));
+    expect([...ids]).to.eql([delivery.message_id]);
+    for (const call of receiver.calls) verify(hook.secret, call);
+  });
+
+  it('signs with both secrets during a rotation window', async () => {
+    const admin = await givenUser('admin');
+    const previous = newSigningSecret();
+    const hook = await givenWebhook({userId: admin, previousSecret: previous});
+    await givenRunEnded(await givenScheduler(null), 'succeeded');
+    role = await givenWebhookRole({});
+    await role.dispatcher.dispatch();
+    await settled(hook.id);
+    const [call] = receiver.calls;
+    expect(String(call.headers['webhook-signature']).split(' ')).to.have.length(
+      2,
+    );
+    verify(hook.secret, call);
+    verify(previous, call);
+  });
+
+  it('disables the endpoint at once on a 410, with a notice to its owner', async () => {
+    const operator = await givenUser('operator');
+    const hook = await givenWebhook({userId: operator});
+    receiver.answer = (_call, response) => {
+      response.statusCode = 410;
+      response.end();
+    };
+    const schedulerId = await givenScheduler(operator);
+    await givenRunEnded(schedulerId, 'succeeded');
+    role = await givenWebhookRole({});
+    await role.dispatcher.dispatch();
+    const [delivery] = await settled(hook.id);
+    expect(delivery).to.containDeep({
+      status: 'failed',
+      attempts: 1,
+      status_code: 410,
+    });
+    const [webhook] = await sql(
+      `SELECT active, disabled_reason FROM webhook WHERE id = $1`,
+      [hook.id],
+    );
+    expect(webhook.active).to.be.false();
+    expect(webhook.disabled_reason).to.match(/410/);
+    const notices = await sql(`SELECT user_id, payload FROM notification`);
+    expect(notices).to.containDeep([
+      {
+        user_id: operator,
+        payload: {kind: 'webhook_disabled', webhook_id: hook.id},
+      },
+    ]);
+    expect(notices).to.have.length(1);
+    // A disabled endpoint is told of nothing more.
+    await givenRunEnded(schedulerId, 'succeeded');
+    expect(await deliveries(hook.id)).to.have.length(1);
+  });
+
+  it(`disables the endpoint after ${MAX_CONSECUTIVE_FAILURES} failed deliveries in a row, not before`, async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({userId: admin});
+    receiver.answer = (_call, response) => {
+      response.statusCode = 500;
+      response.end();
+    };
+    const schedulerId = await givenScheduler(null);
+    role = await givenWebhookRole({retry: {...TEST_RETRY, maxRetries: 0}});
+    const active = async () =>
+      (await sql(`SELECT active FROM webhook WHERE id = $1`, [hook.id]))[0]
+        .active;
+    for (let n = 1; n < MAX_CONSECUTIVE_FAILURES; n++) {
+      await givenRunEnded(schedulerId, 'failed');
+    }
+    await role.dispatcher.dispatch();
+    await settled(hook.id, MAX_CONSECUTIVE_FAILURES - 1);
+    expect(await active()).to.be.true();
+    await givenRunEnded(schedulerId, 'failed');
+    await role.dispatcher.dispatch();
+    await settled(hook.id, MAX_CONSECUTIVE_FAILURES);
+    await eventually(
+      async () => (await active()) === false || undefined,
+      5000,
+      'the endpoint to be disabled',
+    );
+    const notices = await sql(`SELECT payload FROM notification`);
+    expect(notices).to.have.length(1);
+    expect(notices[0].payload).to.containDeep({
+      kind: 'webhook_disabled',
+      webhook_id: hook.id,
+    });
+  });
+
+  it('records a refused address in the delivery log when OUTBOUND_ALLOW does not open it', async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({userId: admin, url: refused.url()});
+    await givenRunEnded(await givenScheduler(null), 'succeeded');
+    role = await givenWebhookRole({
+      retry: {...TEST_RETRY, maxRetries: 1},
+      outboundAllow: NOTHING_ALLOWED,
+    });
+    await role.dispatcher.dispatch();
+    const [delivery] = await settled(hook.id);
+    expect(delivery).to.containDeep({
+      status: 'failed',
+      attempts: 2,
+      status_code: null,
+    });
+    expect(delivery.error).to.match(
+      /SSRF guard: 127\.0\.0\.1 is a loopback address/,
+    );
+    expect(refused.calls).to.have.length(0);
+  });
+
+  it("tells an operator's webhook only of schedulers that operator owns", async () => {
+    const operator = await givenUser('operator');
+    const other = await givenUser('operator');
+    const hook = await givenWebhook({
+      userId: operator,
+      events: ['run.succeeded', 'scheduler.created'],
+    });
+    const own = await givenScheduler(operator);
+    const foreign = await givenScheduler(other);
+    await givenRunEnded(own, 'succeeded');
+    await givenRunEnded(foreign, 'succeeded');
+    const rows = await sql<{event: string; scheduler_id: number}>(
+      `SELECT event, (payload -> 'data' ->> 'scheduler_id')::int AS scheduler_id
+         FROM webhook_delivery WHERE webhook_id = $1 ORDER BY id`,
+      [hook.id],
+    );
+    expect(rows).to.eql([
+      {event: 'scheduler.created', scheduler_id: own},
+      {event: 'run.succeeded', scheduler_id: own},
+    ]);
+  });
+
+  it('raises notices of issue 26 as notice events, once per notice', async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({
+      userId: admin,
+      events: ['notice.failure'],
+    });
+    const owner = await givenUser('operator');
+    const schedulerId = await givenScheduler(owner);
+    await sql(
+      `INSERT INTO notification (user_id, title, payload)
+       VALUES ($1, 'failed', $3), ($2, 'failed', $3)`,
+      [
+        owner,
+        admin,
+        JSON.stringify({kind: 'failure', scheduler_id: schedulerId}),
+      ],
+    );
+    const rows = await deliveries(hook.id);
+    expect(rows.map(row => row.event)).to.eql(['notice.failure']);
+  });
+
+  it('forgets finished deliveries past the retention, never pending ones', async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({userId: admin});
+    await sql(
+      `INSERT INTO webhook_delivery (webhook_id, event, message_id, payload, status, created_at)
+       VALUES ($1, 'ping', 'old-done', '{}', 'succeeded', '2026-01-01'),
+              ($1, 'ping', 'old-pending', '{}', 'retrying', '2026-01-01'),
+              ($1, 'ping', 'recent-done', '{}', 'failed', '2026-03-01')`,
+      [hook.id],
+    );
+    const pool = createPool(TEST_DATABASE_URL, new LogCapture().logger);
+    try {
+      expect(
+        await deleteOldWebhookDeliveries(pool, new Date('2026-02-01')),
+      ).to.equal(1);
+    } finally {
+      await pool.end();
+    }
+    const left = await sql<{message_id: string}>(
+      `SELECT message_id FROM webhook_delivery ORDER BY id`,
+    );
+    expect(left.map(row => row.message_id)).to.eql([
+      'old-pending',
+      'recent-done',
+    ]);
+  });
+});
