@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // HTTP task benchmark (issue 27):
-//   npm run bench:http [-- --tasks 1000 --slow 50 --slow-timeout-ms 10000 --concurrency 32]
+//   npm run bench:http [-- --tasks 1000 --slow 50 --slow-timeout-ms 10000 --concurrency 64]
 // Starts a real worker process (APP_MODE=worker, OUTBOUND_ALLOW=127.0.0.2)
 // on a database and vhost of its own and a local receiver on 127.0.0.2.
 // Publishes --tasks HTTP runs at once, as the producer does for one minute
@@ -26,7 +26,7 @@ const {values} = parseArgs({
     tasks: {type: 'string', default: '1000'},
     slow: {type: 'string', default: '50'},
     'slow-timeout-ms': {type: 'string', default: '10000'},
-    concurrency: {type: 'string', default: '32'},
+    concurrency: {type: 'string', default: '64'},
   },
 });
 const tasks = Number(values.tasks);

@@ -333,7 +333,7 @@ function readHttpTasks(env: Env): HttpTaskConfig {
       parseOutboundAllow(''),
       outboundAllow,
     ),
-    concurrency: read(env, 'HTTP_TASK_CONCURRENCY', 32, integer(1, 256)),
+    concurrency: read(env, 'HTTP_TASK_CONCURRENCY', 64, integer(1, 256)),
   };
 }
 
