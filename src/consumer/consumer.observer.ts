@@ -36,7 +36,9 @@ import {
   TASK_QUEUE,
 } from '../queue/topology';
 import {FailureNotices} from '../notices/failure-notices';
+import {NoticeMailSender} from '../notices/notice-mail-sender';
 import {NoticeTimer} from '../notices/notice-timer';
+import {ReportMailer} from '../reports/delivery/report-mailer';
 import {FailedTaskConsumer} from './failed-task-consumer';
 import {isCrashLooping} from './crash-loop-guard';
 import {createLedgerPool, RunLedger} from './run-ledger';
@@ -63,6 +65,7 @@ export class ConsumerObserver implements LifeCycleObserver {
   private httpCalls: TaskConsumer[] = [];
   private failed?: FailedTaskConsumer;
   private notices?: NoticeTimer;
+  private noticeMailer?: ReportMailer;
   private stopping?: Promise<void>;
 
   constructor(
@@ -174,6 +177,11 @@ export class ConsumerObserver implements LifeCycleObserver {
         this.logger,
       ),
       this.logger,
+      new NoticeMailSender(
+        this.pool,
+        (this.noticeMailer = new ReportMailer(config.reports, this.logger)),
+        this.logger,
+      ),
     );
     this.readAtScrape(this.connection, this.pool, settings);
     await this.connection.start();
@@ -268,6 +276,7 @@ export class ConsumerObserver implements LifeCycleObserver {
     ]);
     await this.failed?.stop();
     await this.notices?.stop();
+    this.noticeMailer?.close();
     await this.connection?.stop();
     await this.pool?.end();
     await this.ledgerPool?.end();
