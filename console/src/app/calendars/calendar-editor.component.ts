@@ -113,7 +113,9 @@ const lines = (text: string): string[] =>
         />
       </div>
       <div class="toolbar">
-        <button type="submit" [disabled]="busy()">Save calendar</button>
+        <button type="submit" [disabled]="busy() || !loaded()">
+          Save calendar
+        </button>
         <a class="button secondary" routerLink="/calendars">Cancel</a>
       </div>
     </form>
@@ -135,10 +137,13 @@ export class CalendarEditorComponent implements OnInit {
   protected readonly errors = signal<Record<string, string>>({});
   protected readonly saveError = signal<string | null>(null);
   protected readonly busy = signal(false);
+  /** False while an edited calendar is still being read: saving then would blank it. */
+  protected readonly loaded = signal(true);
 
   async ngOnInit(): Promise<void> {
     const id = Number(this.id());
     if (!id) return;
+    this.loaded.set(false);
     try {
       const calendar = await firstValueFrom(this.api.findById({id}));
       this.name.set(calendar.name);
@@ -147,6 +152,7 @@ export class CalendarEditorComponent implements OnInit {
       this.dates.set((calendar.dates ?? []).join('\n'));
       this.times.set((calendar.times ?? []).join('\n'));
       this.description.set(calendar.description ?? '');
+      this.loaded.set(true);
     } catch (error) {
       this.saveError.set(errorMessage(error));
     }

@@ -62,8 +62,12 @@ const PAGE_SIZE = 50;
                 @if (notice.read_at) {
                   <app-time [at]="notice.read_at" />
                 } @else {
-                  <button type="button" (click)="markRead(notice)">
-                    Mark read<span class="sr-only">: {{ notice.title }}</span>
+                  <button
+                    type="button"
+                    [attr.aria-label]="'Mark read: ' + notice.title"
+                    (click)="markRead(notice)"
+                  >
+                    Mark read
                   </button>
                 }
               </td>
