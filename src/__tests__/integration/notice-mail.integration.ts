@@ -4,6 +4,7 @@ import {createPool} from '../../database/pg-pool';
 import {FailureNotices} from '../../notices/failure-notices';
 import {noticeMissedRuns} from '../../notices/missed-runs-notice';
 import {NoticeMailSender} from '../../notices/notice-mail-sender';
+import {NoticeTimer} from '../../notices/notice-timer';
 import type {ReportConfig} from '../../config';
 import {ReportMailer} from '../../reports/delivery/report-mailer';
 import {LogCapture} from '../fixtures/log-capture';
@@ -13,6 +14,7 @@ import {
   TEST_DATABASE_URL,
   truncateAll,
 } from '../fixtures/test-database';
+import {eventually} from '../fixtures/test-consumer';
 import {insertSchedulers} from '../fixtures/test-producer';
 import {givenSmtpServer, TestSmtpServer} from '../fixtures/test-smtp';
 
@@ -239,6 +241,17 @@ describe('notice e-mails', () => {
     expect(
       logs.find('Notice e-mail skipped: the user has no e-mail address'),
     ).to.have.length(1);
+  });
+
+  it("the consumer role's notice timer sends the e-mail after the notice pass", async () => {
+    const server = await smtp();
+    await park(new Date());
+    // The timer the consumer role runs, with a short period for the test.
+    const timer = new NoticeTimer(notices, logs.logger, sender(server.url), 50);
+    cleanups.push(() => timer.stop());
+    timer.start();
+    await eventually(() => server.received.length === 1 || undefined);
+    expect(server.received[0].to).to.deepEqual(['owner@example.com']);
   });
 
   const ownerNotices = async () =>
