@@ -201,6 +201,54 @@ describe('console: calendars, windows and notices in Chromium', function (this: 
     await saveScreenshot(page, 'scheduler-calendars');
   });
 
+  it("sets a scheduler's calendars, active window and e-mail notices in the editor, with the 422 beside the window", async () => {
+    const [{id: calendarId}] = await sql<{id: number}>(
+      `INSERT INTO calendar (name, time_zone, kind, times)
+       VALUES ('Trading hours', 'Europe/London', 'allowed', '["* 8-16 * * 1-5"]') RETURNING id`,
+    );
+    const [schedulerId] = await insertSchedulers([
+      {schedule: '0 9 * * *', timezone: 'Europe/London'},
+    ]);
+    await page.goto(`${base}/schedulers/${schedulerId}/edit`);
+    await page.getByRole('heading', {name: 'Edit scheduler'}).waitFor();
+    // The form is filled from the API first: choices made before would be overwritten.
+    const description = page.getByLabel('Description');
+    while ((await description.inputValue()) !== 'test') {
+      await page.waitForTimeout(100);
+    }
+    await page.getByLabel('Trading hours (allowed)').check();
+    await page.getByLabel('Active from').fill('2027-01-01T00:00');
+    await page.getByLabel('Active until').fill('2026-12-01T00:00');
+    await page.getByLabel('Also by e-mail').check();
+    await page.getByRole('button', {name: 'Save'}).click();
+    expect(await textOf(page.locator('#ends_at-error'))).to.match(
+      /starts_at|after/i,
+    );
+    await page.getByLabel('Active until').fill('2027-03-31T23:00');
+    await expectAccessible(page, 'scheduler editor with calendars');
+    await page.getByRole('button', {name: 'Save'}).click();
+    await page.getByRole('heading', {name: 'Calendars and window'}).waitFor();
+    const [saved] = await sql<{
+      calendar_ids: number[];
+      starts_at: Date;
+      ends_at: Date;
+      notify: Record<string, boolean>;
+    }>(
+      `SELECT calendar_ids, starts_at, ends_at, notify FROM scheduler WHERE id = $1`,
+      [schedulerId],
+    );
+    expect(saved.calendar_ids).to.deepEqual([calendarId]);
+    // Read in the scheduler's zone (London: GMT in January, BST in March).
+    expect(saved.starts_at.toISOString()).to.equal('2027-01-01T00:00:00.000Z');
+    expect(saved.ends_at.toISOString()).to.equal('2027-03-31T22:00:00.000Z');
+    expect(saved.notify).to.deepEqual({
+      on_failure: true,
+      on_recovery: true,
+      email: true,
+      group: false,
+    });
+  });
+
   it('shows each user only their own notices with an unread count, and marks them read', async () => {
     for (const [user, title] of [
       [admin, 'Scheduler 7 failed: Nightly export'],
