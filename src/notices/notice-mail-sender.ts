@@ -17,7 +17,7 @@ export interface NoticeMailRetry {
   maxAttempts: number;
 }
 
-/** 1, 2, 4, ... 60 minutes: twelve attempts span about seven hours. */
+/** 1, 2, 4, ... 60 minutes: twelve attempts span about six hours. */
 export const NOTICE_MAIL_RETRY: NoticeMailRetry = {
   firstDelayMs: 60_000,
   maxDelayMs: 60 * 60_000,

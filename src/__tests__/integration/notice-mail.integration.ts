@@ -184,6 +184,29 @@ describe('notice e-mails', () => {
     expect(up.received).to.have.length(1);
   });
 
+  it('abandons a mail after its last attempt, with an error log line', async () => {
+    const down = await givenSmtpServer();
+    await down.close();
+    const mails = sender(down.url);
+    const start = at('2026-11-24T10:00:00Z');
+    await park(start);
+    await notices.dispatch(start);
+    // RETRY: 5 attempts, 1 + 2 + 4 + 8 minutes apart.
+    for (const minutes of [0, 1, 3, 7, 15]) {
+      expect(await mails.send(plus(start, minutes))).to.containDeep({
+        failed: 1,
+      });
+    }
+    expect(await mails.send(plus(start, 600))).to.containDeep({failed: 0});
+    const [row] = await sql<{status: string; attempts: number}>(
+      `SELECT status, attempts FROM notice_mail_outbox`,
+    );
+    expect(row).to.deepEqual({status: 'abandoned', attempts: 5});
+    expect(
+      logs.find('Notice e-mail abandoned after its last attempt'),
+    ).to.have.length(1);
+  });
+
   it('e-mails the missed-runs notice to the owner and the group when notify.group', async () => {
     const server = await smtp();
     const [{id: group}] = await sql<{id: number}>(
