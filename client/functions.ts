@@ -91,6 +91,10 @@ export type { RunsPerHour$Params as RunsPerHour$Params } from './fn/system/runs-
 export { runsPerHour as runsPerHour } from './fn/system/runs-per-hour';
 export type { Status$Params as Status$Params } from './fn/system/status';
 export { status as status } from './fn/system/status';
+export type { ReadAll$Params as ReadAll$Params } from './fn/notification/read-all';
+export { readAll as readAll } from './fn/notification/read-all';
+export type { UnreadCount$Params as UnreadCount$Params } from './fn/notification/unread-count';
+export { unreadCount as unreadCount } from './fn/notification/unread-count';
 export type { FindById$Params as FindByIdNotification$Params } from './fn/notification/find-by-id';
 export { findById as findByIdNotification } from './fn/notification/find-by-id';
 export type { DeleteById$Params as DeleteByIdNotification$Params } from './fn/notification/delete-by-id';

@@ -37,6 +37,7 @@ import {securityHeaders} from './middleware/security-headers';
 import {loginFastRefusal} from './middleware/login-fast-refusal';
 import {KnownLocks} from './auth/login-throttle';
 import {FailedTaskRedriveController} from './controllers/failed-task-redrive.controller';
+import {NotificationInboxController} from './controllers/notification-inbox.controller';
 import {PingController} from './controllers/ping.controller';
 import {
   CalendarImportController,
@@ -287,6 +288,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.controller(MetricsController);
     this.controller(FailedTaskRedriveController);
     this.controller(CalendarImportController);
+    this.controller(NotificationInboxController);
     this.service(BrokerService);
     this.controller(ReportGenerationController);
     this.controller(HttpTargetSecretController);

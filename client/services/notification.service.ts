@@ -18,7 +18,13 @@ import { find } from '../fn/notification/find';
 import { Find$Params } from '../fn/notification/find';
 import { findById } from '../fn/notification/find-by-id';
 import { FindById$Params } from '../fn/notification/find-by-id';
+import { MarkedRead } from '../models/marked-read';
 import { Notification } from '../models/notification';
+import { readAll } from '../fn/notification/read-all';
+import { ReadAll$Params } from '../fn/notification/read-all';
+import { unreadCount } from '../fn/notification/unread-count';
+import { UnreadCount } from '../models/unread-count';
+import { UnreadCount$Params } from '../fn/notification/unread-count';
 import { updateById } from '../fn/notification/update-by-id';
 import { UpdateById$Params } from '../fn/notification/update-by-id';
 
@@ -30,6 +36,76 @@ import { UpdateById$Params } from '../fn/notification/update-by-id';
 export class NotificationService extends BaseService {
   constructor(config: ApiConfiguration, http: HttpClient) {
     super(config, http);
+  }
+
+  /** Path part for operation `notificationInboxControllerReadAll()` */
+  static readonly NotificationInboxControllerReadAllPath = '/notifications/read-all';
+
+  /**
+   * Mark all my notifications read.
+   *
+   * Sets read_at on every unread notification of the signed-in user (200, with how many). Any role; never touches another user’s.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `readAll()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  readAll$Response(params?: ReadAll$Params, context?: HttpContext): Observable<StrictHttpResponse<MarkedRead>> {
+    const obs = readAll(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Mark all my notifications read.
+   *
+   * Sets read_at on every unread notification of the signed-in user (200, with how many). Any role; never touches another user’s.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `readAll$Response()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  readAll(params?: ReadAll$Params, context?: HttpContext): Observable<MarkedRead> {
+    const resp = this.readAll$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<MarkedRead>): MarkedRead => r.body)
+    );
+  }
+
+  /** Path part for operation `notificationInboxControllerUnreadCount()` */
+  static readonly NotificationInboxControllerUnreadCountPath = '/notifications/unread-count';
+
+  /**
+   * Count my unread notifications.
+   *
+   * How many of the signed-in user’s own notifications have no read_at (200). Any role.
+   *
+   * This method provides access to the full `HttpResponse`, allowing access to response headers.
+   * To access only the response body, use `unreadCount()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  unreadCount$Response(params?: UnreadCount$Params, context?: HttpContext): Observable<StrictHttpResponse<UnreadCount>> {
+    const obs = unreadCount(this.http, this.rootUrl, params, context);
+    return obs;
+  }
+
+  /**
+   * Count my unread notifications.
+   *
+   * How many of the signed-in user’s own notifications have no read_at (200). Any role.
+   *
+   * This method provides access only to the response body.
+   * To access the full response (for headers, for example), `unreadCount$Response()` instead.
+   *
+   * This method doesn't expect any request body.
+   */
+  unreadCount(params?: UnreadCount$Params, context?: HttpContext): Observable<UnreadCount> {
+    const resp = this.unreadCount$Response(params, context);
+    return resp.pipe(
+      map((r: StrictHttpResponse<UnreadCount>): UnreadCount => r.body)
+    );
   }
 
   /** Path part for operation `notificationControllerFindById()` */

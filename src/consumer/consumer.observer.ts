@@ -36,7 +36,9 @@ import {
   TASK_QUEUE,
 } from '../queue/topology';
 import {FailureNotices} from '../notices/failure-notices';
+import {NoticeMailSender} from '../notices/notice-mail-sender';
 import {NoticeTimer} from '../notices/notice-timer';
+import {ReportMailer} from '../reports/delivery/report-mailer';
 import {FailedTaskConsumer} from './failed-task-consumer';
 import {WebhookConsumer} from '../webhooks/webhook-consumer';
 import {WebhookDispatcher} from '../webhooks/webhook-dispatcher';
@@ -67,6 +69,7 @@ export class ConsumerObserver implements LifeCycleObserver {
   private notices?: NoticeTimer;
   private webhooks?: WebhookConsumer;
   private webhookDispatcher?: WebhookDispatcher;
+  private noticeMailer?: ReportMailer;
   private stopping?: Promise<void>;
 
   constructor(
@@ -178,6 +181,11 @@ export class ConsumerObserver implements LifeCycleObserver {
         this.logger,
       ),
       this.logger,
+      new NoticeMailSender(
+        this.pool,
+        (this.noticeMailer = new ReportMailer(config.reports, this.logger)),
+        this.logger,
+      ),
     );
     // Webhook deliveries: published from their outbox, sent beside tasks.
     this.webhooks = new WebhookConsumer({
@@ -291,6 +299,7 @@ export class ConsumerObserver implements LifeCycleObserver {
     await this.notices?.stop();
     await this.webhookDispatcher?.stop();
     await this.webhooks?.stop();
+    this.noticeMailer?.close();
     await this.connection?.stop();
     await this.pool?.end();
     await this.ledgerPool?.end();

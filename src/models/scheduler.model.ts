@@ -121,7 +121,7 @@ export class Scheduler extends Entity {
   @property(
     jsonObjectColumn('notify', {
       description:
-        'Failure notices: {"on_failure": true, "on_recovery": true, "email": false, "group": false} by default. on_failure: the owner gets a web notification when a run is parked (at most one per FAILURE_NOTICE_INTERVAL, then a digest with the count); on_recovery: one notice after the first success; group: the members of group_id too. email is stored, not yet sent.',
+        'Failure notices: {"on_failure": true, "on_recovery": true, "email": false, "group": false} by default. on_failure: the owner gets a web notification when a run is parked (at most one per FAILURE_NOTICE_INTERVAL, then a digest with the count); on_recovery: one notice after the first success; group: the members of group_id too; missed runs beyond the catch-up window give one notice per outage. email: every notice is also e-mailed to its recipients through the mail delivery of reports (SMTP_URL or the .eml outbox), retried with a bounded backoff.',
       jsonSchema: {
         type: 'object',
         additionalProperties: false,

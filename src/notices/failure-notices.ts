@@ -247,7 +247,11 @@ export class FailureNotices {
     );
   }
 
-  /** A web notification to the owner and, with notify.group, the scheduler's group. */
+  /**
+   * A web notification to the owner and, with notify.group, the scheduler's
+   * group; with notify.email, an e-mail copy of each in the mail outbox, in
+   * the same statement (NoticeMailSender sends it).
+   */
   private async notify(
     client: PoolClient,
     schedulerId: number,
@@ -255,18 +259,24 @@ export class FailureNotices {
     notice: {title: string; body: string; payload: object},
   ): Promise<void> {
     await client.query(
-      `INSERT INTO notification (user_id, title, body, payload)
-       SELECT DISTINCT u.id, $2, $3, $4::jsonb
-         FROM scheduler s
-         JOIN app_user u ON u.active
-          AND (u.id = s.user_id OR ($5 AND s.group_id IS NOT NULL AND u.group_id = s.group_id))
-        WHERE s.id = $1`,
+      `WITH told AS (
+         INSERT INTO notification (user_id, title, body, payload)
+         SELECT DISTINCT u.id, $2, $3, $4::jsonb
+           FROM scheduler s
+           JOIN app_user u ON u.active
+            AND (u.id = s.user_id OR ($5 AND s.group_id IS NOT NULL AND u.group_id = s.group_id))
+          WHERE s.id = $1
+         RETURNING id
+       )
+       INSERT INTO notice_mail_outbox (notification_id)
+       SELECT id FROM told WHERE $6`,
       [
         schedulerId,
         notice.title,
         notice.body,
         JSON.stringify(notice.payload),
         settings.group === true,
+        settings.email === true,
       ],
     );
   }

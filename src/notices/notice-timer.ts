@@ -1,13 +1,14 @@
 import type {Logger} from '../logging/logger';
 import type {FailureNotices} from './failure-notices';
+import type {NoticeMailSender} from './notice-mail-sender';
 
-/** How often the consumer role sends the notices the outbox holds. */
+/** How often the consumer role sends the notices (and their e-mails) the outboxes hold. */
 export const NOTICE_PASS_MS = 15_000;
 
 /**
  * Runs a notice pass every NOTICE_PASS_MS with the real clock (the only
- * clock read of notices); a failed pass is logged and the next one retries,
- * since the outbox keeps what was not sent.
+ * clock read of notices), then the e-mail copies due; a failed pass is logged
+ * and the next one retries, since the outboxes keep what was not sent.
  */
 export class NoticeTimer {
   private timer?: NodeJS.Timeout;
@@ -16,6 +17,7 @@ export class NoticeTimer {
   constructor(
     private readonly notices: FailureNotices,
     private readonly logger: Logger,
+    private readonly mails?: NoticeMailSender,
     private readonly everyMs = NOTICE_PASS_MS,
   ) {}
 
@@ -40,6 +42,13 @@ export class NoticeTimer {
       await this.notices.dispatch(new Date());
     } catch (error) {
       this.logger.error('Failure notice pass failed; retried next pass', {
+        error: (error as Error).message,
+      });
+    }
+    try {
+      await this.mails?.send(new Date());
+    } catch (error) {
+      this.logger.error('Notice e-mail pass failed; retried next pass', {
         error: (error as Error).message,
       });
     }

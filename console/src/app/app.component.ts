@@ -1,6 +1,15 @@
-import {ChangeDetectionStrategy, Component, inject} from '@angular/core';
+import {
+  ChangeDetectionStrategy,
+  Component,
+  DestroyRef,
+  effect,
+  inject,
+} from '@angular/core';
 import {RouterLink, RouterLinkActive, RouterOutlet} from '@angular/router';
 import {SessionService} from './auth/session.service';
+import {UnreadNoticesService} from './notices/unread-notices.service';
+import {inBackground} from './shared/in-background';
+import {pollWhileVisible} from './shared/polling';
 
 /** The frame: skip link, navigation (once signed in) and the routed view. */
 @Component({
@@ -20,9 +29,27 @@ import {SessionService} from './auth/session.service';
               >
             </li>
             <li>
+              <a routerLink="/calendars" routerLinkActive="active">Calendars</a>
+            </li>
+            <li>
               <a routerLink="/failed-tasks" routerLinkActive="active"
                 >Failed tasks</a
               >
+            </li>
+            <li>
+              <a
+                routerLink="/notices"
+                routerLinkActive="active"
+                data-testid="notices-link"
+                >Notices
+                @if (unread.count() > 0) {
+                  <span class="badge">{{ unread.count() }}</span><span
+                    class="sr-only"
+                  >
+                    unread</span
+                  >
+                }
+              </a>
             </li>
             <li>
               <a routerLink="/system" routerLinkActive="active">System</a>
@@ -71,6 +98,18 @@ import {SessionService} from './auth/session.service';
 })
 export class AppComponent {
   protected readonly session = inject(SessionService);
+  protected readonly unread = inject(UnreadNoticesService);
+
+  constructor() {
+    // The unread badge: at sign-in, then with every poll while signed in.
+    effect(() => {
+      if (this.session.user()) inBackground(this.unread.refresh());
+      else this.unread.count.set(0);
+    });
+    pollWhileVisible(inject(DestroyRef), () => {
+      if (this.session.user()) inBackground(this.unread.refresh());
+    });
+  }
 
   protected signOut(): void {
     this.session.signOut();

@@ -49,6 +49,38 @@ export const routes: Routes = [
           ),
       },
       {
+        path: 'calendars',
+        title: 'Calendars · Task Scheduler',
+        loadComponent: () =>
+          import('./calendars/calendar-list.component').then(
+            m => m.CalendarListComponent,
+          ),
+      },
+      {
+        path: 'calendars/new',
+        canActivate: [canWrite],
+        title: 'New calendar · Task Scheduler',
+        loadComponent: () =>
+          import('./calendars/calendar-editor.component').then(
+            m => m.CalendarEditorComponent,
+          ),
+      },
+      {
+        path: 'calendars/:id/edit',
+        canActivate: [canWrite],
+        title: 'Edit calendar · Task Scheduler',
+        loadComponent: () =>
+          import('./calendars/calendar-editor.component').then(
+            m => m.CalendarEditorComponent,
+          ),
+      },
+      {
+        path: 'notices',
+        title: 'Notices · Task Scheduler',
+        loadComponent: () =>
+          import('./notices/notices.component').then(m => m.NoticesComponent),
+      },
+      {
         path: 'failed-tasks',
         title: 'Failed tasks · Task Scheduler',
         loadComponent: () =>

@@ -44,6 +44,8 @@ describe('client generation', () => {
     ],
     FailedTask: ['redrive'],
     Calendar: ['importICalendar'],
+    // The caller's own inbox: the console's unread badge and mark-all-read.
+    Notification: ['unreadCount', 'readAll'],
     // Its create is hand-written: the secret is shown once in the answer.
     HttpTarget: ['create', 'rotateSecret'],
     // One variant per response content type of POST /reports/generate.

@@ -16,6 +16,8 @@ export interface ReportMail {
   text: string;
   /** Absent when the file was too large to attach (the text says so). */
   attachment?: {filename: string; path: string; contentType: string};
+  /** A stable Message-ID, so a copy sent again after a crash can be told apart as the same. */
+  messageId?: string;
 }
 
 export interface MailReceipt {
@@ -61,6 +63,7 @@ export class ReportMailer {
       to: mail.to,
       subject: mail.subject,
       text: mail.text,
+      ...(mail.messageId ? {messageId: mail.messageId} : {}),
       attachments: mail.attachment ? [mail.attachment] : [],
     });
     if (this.config.smtpUrl) {

@@ -9,11 +9,13 @@ import {
 } from '@angular/core';
 import {RouterLink} from '@angular/router';
 import type {AuditEvent} from '@client/models/audit-event';
+import type {Calendar} from '@client/models/calendar';
 import type {BackfillPlan} from '@client/models/backfill-plan';
 import type {NextRuns} from '@client/models/next-runs';
 import type {Scheduler} from '@client/models/scheduler';
 import type {SchedulerExecution} from '@client/models/scheduler-execution';
 import {AuditEventService} from '@client/services/audit-event.service';
+import {CalendarService} from '@client/services/calendar.service';
 import {SchedulerService} from '@client/services/scheduler.service';
 import {firstValueFrom} from 'rxjs';
 import {SessionService} from '../auth/session.service';
@@ -95,6 +97,36 @@ type RunTrigger = NonNullable<
     }
 
     <div class="cards">
+      <section aria-labelledby="calendars-heading">
+        <h2 id="calendars-heading">Calendars and window</h2>
+        <ul>
+          @for (calendar of calendars(); track calendar.id) {
+            <li>
+              <a routerLink="/calendars">{{ calendar.name }}</a>
+              ({{ calendar.kind }}, {{ calendar.time_zone }})
+            </li>
+          } @empty {
+            <li class="muted">No calendars: every fire runs.</li>
+          }
+        </ul>
+        <p data-testid="active-window">
+          Active window:
+          @if (scheduler()?.starts_at || scheduler()?.ends_at) {
+            @if (scheduler()?.starts_at; as from) {
+              from <app-time [at]="from" [zone]="scheduler()?.timezone" />
+            } @else {
+              from the start
+            }
+            @if (scheduler()?.ends_at; as until) {
+              until <app-time [at]="until" [zone]="scheduler()?.timezone" />
+            } @else {
+              with no end
+            }
+          } @else {
+            always
+          }
+        </p>
+      </section>
       <section aria-labelledby="next-heading">
         <h2 id="next-heading">Next 10 runs</h2>
         <ol>
@@ -110,6 +142,17 @@ type RunTrigger = NonNullable<
             </li>
           }
         </ol>
+        @if (next()?.skipped?.length) {
+          <h3>Skipped by a calendar</h3>
+          <ul data-testid="upcoming-skips">
+            @for (skip of next()?.skipped ?? []; track skip.at) {
+              <li>
+                <app-time [at]="skip.at" [zone]="next()?.timezone" /> ·
+                {{ skip.calendar_name }}
+              </li>
+            }
+          </ul>
+        }
       </section>
       <section aria-labelledby="chart-heading">
         <h2 id="chart-heading">Recent runs</h2>
@@ -195,6 +238,37 @@ type RunTrigger = NonNullable<
       />
     </section>
 
+    <section aria-labelledby="skipped-heading">
+      <h2 id="skipped-heading">Skipped runs</h2>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Slot</th>
+              <th scope="col">Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            @for (run of skipped(); track run.id) {
+              <tr>
+                <td>
+                  <app-time
+                    [at]="run.slot ?? run.executed_at"
+                    [zone]="scheduler()?.timezone"
+                  />
+                </td>
+                <td>{{ run.status_reason ?? '' }}</td>
+              </tr>
+            } @empty {
+              <tr>
+                <td colspan="2" class="muted">No skipped runs.</td>
+              </tr>
+            }
+          </tbody>
+        </table>
+      </div>
+    </section>
+
     @if (session.canWrite() && scheduler()?.schedule) {
       <section aria-labelledby="backfill-heading" class="panel">
         <h2 id="backfill-heading">Backfill</h2>
@@ -264,6 +338,7 @@ export class SchedulerDetailComponent implements OnInit {
   protected readonly session = inject(SessionService);
   private readonly api = inject(SchedulerService);
   private readonly auditApi = inject(AuditEventService);
+  private readonly calendarApi = inject(CalendarService);
   private readonly destroyRef = inject(DestroyRef);
   protected readonly runsPage = RUNS_PAGE;
   protected readonly statuses: RunStatus[] = [
@@ -288,6 +363,8 @@ export class SchedulerDetailComponent implements OnInit {
     Array<SchedulerExecution & {trigger?: string}>
   >([]);
   protected readonly recent = signal<SchedulerExecution[]>([]);
+  protected readonly skipped = signal<SchedulerExecution[]>([]);
+  protected readonly calendars = signal<Calendar[]>([]);
   protected readonly audit = signal<AuditEvent[]>([]);
   protected readonly plan = signal<BackfillPlan | null>(null);
   protected readonly status = signal<RunStatus | ''>('');
@@ -415,7 +492,7 @@ export class SchedulerDetailComponent implements OnInit {
   private async load(): Promise<void> {
     const id = this.schedulerId;
     try {
-      const [scheduler, next, runs, recent] = await Promise.all([
+      const [scheduler, next, runs, recent, skipped] = await Promise.all([
         firstValueFrom(this.api.findById({id})),
         firstValueFrom(this.api.nextRuns({id, count: 10})),
         firstValueFrom(
@@ -428,11 +505,25 @@ export class SchedulerDetailComponent implements OnInit {
           }),
         ),
         firstValueFrom(this.api.findExecutions({id, limit: 30})),
+        firstValueFrom(
+          this.api.findExecutions({id, status: 'skipped', limit: 20}),
+        ),
       ]);
       this.scheduler.set(scheduler);
       this.next.set(next);
       this.runs.set(runs);
       this.recent.set(recent);
+      this.skipped.set(skipped);
+      const calendarIds = scheduler.calendar_ids ?? [];
+      this.calendars.set(
+        calendarIds.length === 0
+          ? []
+          : await firstValueFrom(
+              this.calendarApi.find({
+                filter: {where: {id: {inq: calendarIds}}, order: ['name ASC']},
+              }),
+            ),
+      );
       if (this.session.canWrite()) {
         this.audit.set(
           await firstValueFrom(

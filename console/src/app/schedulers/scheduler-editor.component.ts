@@ -9,8 +9,10 @@ import {
   signal,
 } from '@angular/core';
 import {Router, RouterLink} from '@angular/router';
+import type {Calendar} from '@client/models/calendar';
 import type {Scheduler} from '@client/models/scheduler';
 import type {SchedulePreview} from '@client/models/schedule-preview';
+import {CalendarService} from '@client/services/calendar.service';
 import {ReminderService} from '@client/services/reminder.service';
 import {ReportService} from '@client/services/report.service';
 import {SchedulerService} from '@client/services/scheduler.service';
@@ -45,6 +47,20 @@ const FIELD_OF_PATH: Record<string, string> = {
   params: 'params',
   overlap_policy: 'overlap_policy',
   status: 'status',
+  calendar_ids: 'calendar_ids',
+  starts_at: 'starts_at',
+  ends_at: 'ends_at',
+  notify: 'notify',
+};
+
+type Notify = Required<NonNullable<Scheduler['notify']>>;
+
+/** The API's defaults: the owner hears of failures and recoveries on the web. */
+const DEFAULT_NOTIFY: Notify = {
+  on_failure: true,
+  on_recovery: true,
+  email: false,
+  group: false,
 };
 
 @Component({
@@ -178,6 +194,71 @@ const FIELD_OF_PATH: Record<string, string> = {
             {{ errors()['overlap_policy'] }}
           </p>
         </div>
+        <fieldset>
+          <legend>Calendars</legend>
+          @for (calendar of calendars(); track calendar.id) {
+            <div>
+              <input
+                type="checkbox"
+                [id]="'calendar-' + calendar.id"
+                [checked]="calendarIds().includes(calendar.id!)"
+                (change)="
+                  toggleCalendar(calendar.id!, $any($event.target).checked)
+                "
+              />
+              <label [for]="'calendar-' + calendar.id">
+                {{ calendar.name }} ({{ calendar.kind }})</label
+              >
+            </div>
+          } @empty {
+            <p class="muted">No calendars yet.</p>
+          }
+          <p class="field-error">{{ errors()['calendar_ids'] }}</p>
+        </fieldset>
+        <div class="field">
+          <label for="starts_at">Active from</label>
+          <input
+            id="starts_at"
+            type="datetime-local"
+            [value]="startsAt()"
+            (input)="startsAt.set($any($event.target).value)"
+            aria-describedby="window-hint starts_at-error"
+          />
+          <p id="starts_at-error" class="field-error">
+            {{ errors()['starts_at'] }}
+          </p>
+        </div>
+        <div class="field">
+          <label for="ends_at">Active until</label>
+          <input
+            id="ends_at"
+            type="datetime-local"
+            [value]="endsAt()"
+            (input)="endsAt.set($any($event.target).value)"
+            aria-describedby="window-hint ends_at-error"
+          />
+          <p id="window-hint" class="muted">
+            Optional, in the time zone above: no run before or after.
+          </p>
+          <p id="ends_at-error" class="field-error">
+            {{ errors()['ends_at'] }}
+          </p>
+        </div>
+        <fieldset>
+          <legend>Notices</legend>
+          @for (option of notifyOptions; track option.key) {
+            <div>
+              <input
+                type="checkbox"
+                [id]="'notify-' + option.key"
+                [checked]="notify()[option.key]"
+                (change)="setNotify(option.key, $any($event.target).checked)"
+              />
+              <label [for]="'notify-' + option.key"> {{ option.label }}</label>
+            </div>
+          }
+          <p class="field-error">{{ errors()['notify'] }}</p>
+        </fieldset>
         <div>
           <input
             id="active"
@@ -251,6 +332,7 @@ export class SchedulerEditorComponent implements OnInit {
   private readonly reports = inject(ReportService);
   private readonly workers = inject(WorkerService);
   private readonly reminders = inject(ReminderService);
+  private readonly calendarApi = inject(CalendarService);
   private readonly router = inject(Router);
   protected readonly zones = knownZones();
 
@@ -264,6 +346,18 @@ export class SchedulerEditorComponent implements OnInit {
   protected readonly active = signal(true);
   /** Sent as X-Change-Reason, so the audit log says why. */
   protected readonly reason = signal('');
+  protected readonly calendars = signal<Calendar[]>([]);
+  protected readonly calendarIds = signal<number[]>([]);
+  protected readonly startsAt = signal('');
+  protected readonly endsAt = signal('');
+  protected readonly notify = signal<Notify>({...DEFAULT_NOTIFY});
+  protected readonly notifyOptions: Array<{key: keyof Notify; label: string}> =
+    [
+      {key: 'on_failure', label: 'Tell me when a run fails for good'},
+      {key: 'on_recovery', label: 'Tell me when it recovers'},
+      {key: 'email', label: 'Also by e-mail'},
+      {key: 'group', label: 'Tell its group too'},
+    ];
   protected readonly tasks = signal<TaskOption[]>([]);
   protected readonly errors = signal<Record<string, string>>({});
   protected readonly saveError = signal<string | null>(null);
@@ -290,6 +384,18 @@ export class SchedulerEditorComponent implements OnInit {
     } catch (error) {
       this.saveError.set(errorMessage(error));
     }
+  }
+
+  protected toggleCalendar(id: number, on: boolean): void {
+    this.calendarIds.update(ids =>
+      on
+        ? [...ids.filter(known => known !== id), id]
+        : ids.filter(known => known !== id),
+    );
+  }
+
+  protected setNotify(key: keyof Notify, on: boolean): void {
+    this.notify.update(current => ({...current, [key]: on}));
   }
 
   protected inZone(iso: string, zone?: string): string {
@@ -343,7 +449,16 @@ export class SchedulerEditorComponent implements OnInit {
       reminder_id: task('reminder'),
       overlap_policy: this.overlap(),
       status: this.active(),
+      calendar_ids: this.calendarIds(),
+      starts_at: this.windowIso(this.startsAt()),
+      ends_at: this.windowIso(this.endsAt()),
+      notify: this.notify(),
     };
+  }
+
+  private windowIso(local: string): string | null {
+    if (!local) return null;
+    return wallClockToIso(local, this.timezone().trim() || viewerZone());
   }
 
   private dateTimeIso(): string | null {
@@ -423,15 +538,25 @@ export class SchedulerEditorComponent implements OnInit {
     this.paramsText.set(JSON.stringify(scheduler.params ?? {}, null, 2));
     this.overlap.set(scheduler.overlap_policy ?? 'allow');
     this.active.set(scheduler.status ?? true);
+    this.calendarIds.set(scheduler.calendar_ids ?? []);
+    const wall = (iso?: string | null) =>
+      iso ? isoToWallClock(iso, zone || viewerZone()) : '';
+    this.startsAt.set(wall(scheduler.starts_at));
+    this.endsAt.set(wall(scheduler.ends_at));
+    this.notify.set({...DEFAULT_NOTIFY, ...scheduler.notify});
   }
 
   private async loadTasks(): Promise<void> {
     try {
-      const [reports, workers, reminders] = await Promise.all([
+      const [reports, workers, reminders, calendars] = await Promise.all([
         firstValueFrom(this.reports.find()),
         firstValueFrom(this.workers.find()),
         firstValueFrom(this.reminders.find()),
+        firstValueFrom(
+          this.calendarApi.find({filter: {order: ['name ASC'], limit: 1000}}),
+        ),
       ]);
+      this.calendars.set(calendars);
       this.tasks.set([
         ...reports.map(r => ({
           value: `report:${r.id}`,

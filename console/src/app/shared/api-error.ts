@@ -15,7 +15,15 @@ interface ErrorBody {
 
 function bodyOf(error: unknown): ErrorBody['error'] | undefined {
   if (!(error instanceof HttpErrorResponse)) return undefined;
-  const body = error.error as ErrorBody | null;
+  let body = error.error as ErrorBody | string | null;
+  // A call that expects no JSON back (a delete) receives its error body as text.
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body) as ErrorBody;
+    } catch {
+      return undefined;
+    }
+  }
   return body && typeof body === 'object' ? body.error : undefined;
 }
 
