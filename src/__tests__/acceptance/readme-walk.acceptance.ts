@@ -96,8 +96,13 @@ describe('README: the first five minutes, run as written (issue 19)', () => {
     }
   });
 
-  it('runs every command of the walk against a running service, each answered 2xx', async () => {
-    const walk = shellBlocks(readme, 'The first five minutes')
+  it('runs every command of the walk and of the sections after it against a running service, each answered 2xx', async () => {
+    const walk = [
+      'The first five minutes',
+      'Calendars, windows and notices',
+      'HTTP targets, webhooks and API keys',
+    ]
+      .flatMap(heading => shellBlocks(readme, heading))
       .join('\n')
       .split(README_BASE_URL)
       .join(baseUrl);
@@ -106,16 +111,15 @@ describe('README: the first five minutes, run as written (issue 19)', () => {
       // A 4xx or 5xx answer fails the walk instead of printing an error body.
       'curl() { command curl --fail-with-body --max-time 20 "$@"; }',
       walk,
-      'printf "\\nWALK %s %s %s %s\\n" "$TOKEN" "$OK" "$BAD" "$FAILED"',
+      'printf "\\nWALK %s %s %s %s %s %s\\n" "$TOKEN" "$OK" "$BAD" "$FAILED" "$CAL" "$WINTER"',
     ].join('\n');
     const {stdout} = await execFileAsync('bash', ['-c', script], {
       cwd: PROJECT_ROOT,
       timeout: 150_000,
       env: {PATH: process.env.PATH},
     });
-    const [token, ok, bad, failed] = /^WALK (\S+) (\d+) (\d+) (\d+)$/m
-      .exec(stdout)!
-      .slice(1);
+    const [token, ok, bad, failed, calendar, winter] =
+      /^WALK (\S+) (\d+) (\d+) (\d+) (\d+) (\d+)$/m.exec(stdout)!.slice(1);
 
     const api = async (url: string) => {
       const res = await fetch(`${baseUrl}/api${url}`, {
@@ -143,6 +147,13 @@ describe('README: the first five minutes, run as written (issue 19)', () => {
       scheduler_id: Number(bad),
       redrive_count: 1,
     });
+    // The calendars section: the winter scheduler skips the calendar's fires.
+    expect(await api(`/schedulers/${winter}`)).to.containDeep({
+      calendar_ids: [Number(calendar)],
+      starts_at: '2026-12-01T00:00:00.000Z',
+    });
+    // The API-key section: the operator's key paused the first scheduler.
+    expect(await api(`/schedulers/${ok}`)).to.containDeep({status: false});
     await eventually(
       async () =>
         (await api(`/schedulers/${bad}/executions?trigger=redrive`)).some(
