@@ -194,7 +194,7 @@ export interface JwtConfig {
 }
 
 /** Project root (the folder holding package.json), whether run from src or dist. */
-export const PROJECT_ROOT = path.resolve(__dirname, '..');
+export const PROJECT_ROOT = path.resolve(__dirname, '../..');
 
 const MIN_SECRET_LENGTH = 32;
 export const MIN_PASSWORD_LENGTH = 12;
