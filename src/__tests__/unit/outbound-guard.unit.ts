@@ -46,6 +46,19 @@ describe('SSRF guard address policy (unit)', () => {
     });
   }
 
+  // ipaddr.js calls these 'unicast', yet none is in 2000::/3, the only
+  // global unicast IPv6 space: the deprecated IPv4-compatible form of
+  // 127.0.0.1 (routed to it where an old-style sit tunnel is up) and
+  // IETF-reserved space (issue 27 review).
+  for (const address of ['::127.0.0.1', '::7f00:1', '::a00:1', '4000::1']) {
+    it(`refuses ${address}: IPv6 outside 2000::/3 is not global`, () => {
+      // (ipaddr.js reads '::127.0.0.1' as IPv4-mapped: refused as loopback.)
+      expect(judgeAddress(address, address, NOTHING_ALLOWED)).to.containDeep({
+        allowed: false,
+      });
+    });
+  }
+
   it('lets global unicast addresses through', () => {
     for (const address of [
       '93.184.215.14',
