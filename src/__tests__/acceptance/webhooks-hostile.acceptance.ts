@@ -112,4 +112,31 @@ describe('Webhooks API under hostile input (issue 27 review)', () => {
       expect({path, status: res.status}).to.containDeep({status: 400});
     }
   });
+
+  // The issue sets no number; without one an operator's every run fans out
+  // to as many deliveries as they care to create, inside the transaction
+  // that marks the run, and the service floods whatever host they name.
+  it('caps the webhooks one owner may have, also against concurrent creates', async () => {
+    const cap = 50;
+    const operator = asUser(given.client, team.operator);
+    const answers = await Promise.all(
+      Array.from({length: cap + 10}, (_, i) =>
+        operator
+          .post('/api/webhooks')
+          .send({url: `https://h.example.com/${i}`, events: ['run.failed']}),
+      ),
+    );
+    const statuses = answers.map(res => res.status);
+    expect(statuses.filter(status => status === 201)).to.have.length(cap);
+    expect(statuses.filter(status => status === 422)).to.have.length(10);
+    const refused = answers.find(res => res.status === 422)!;
+    expect(refused.body.error.details[0]).to.containDeep({
+      code: 'webhooksPerOwnerMax',
+    });
+    // Someone else's count is their own.
+    await asUser(given.client, team.admin)
+      .post('/api/webhooks')
+      .send({url: 'https://h.example.com/a', events: ['run.failed']})
+      .expect(201);
+  });
 });
