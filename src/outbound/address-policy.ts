@@ -31,7 +31,10 @@ export function parseOutboundAllow(raw: string): OutboundAllow {
     if (entry.includes('/')) {
       try {
         const [address, bits] = ipaddr.parseCIDR(entry);
-        ranges.push({text: entry, range: [unmapped(address), bits]});
+        const judged = unmapped(address);
+        // ::ffff:10.0.0.0/104 is 10.0.0.0/8: the mapped prefix is 96 bits.
+        const judgedBits = judged === address ? bits : Math.max(0, bits - 96);
+        ranges.push({text: entry, range: [judged, judgedBits]});
         continue;
       } catch {
         throw new Error(`"${entry}" is not a CIDR range`);

@@ -71,6 +71,22 @@ describe('SSRF guard address policy (unit)', () => {
     }
   });
 
+  it('reads an IPv4-mapped OUTBOUND_ALLOW range as the IPv4 range it maps', () => {
+    // ::ffff:10.0.0.0/104 is 10.0.0.0/8, not the single address 10.0.0.0.
+    const allow = parseOutboundAllow('::ffff:10.0.0.0/104');
+    expect(judgeAddress('10.1.2.3', 'x', allow)).to.containDeep({
+      allowed: true,
+      openedBy: '::ffff:10.0.0.0/104',
+    });
+    expect(judgeAddress('11.0.0.1', 'x', allow)).to.containDeep({
+      allowed: true,
+    });
+    expect(judgeAddress('192.168.1.1', 'x', allow)).to.containDeep({
+      allowed: false,
+      rule: 'private',
+    });
+  });
+
   it('opens addresses, ranges and host names that OUTBOUND_ALLOW lists', () => {
     const allow = parseOutboundAllow(
       '127.0.0.2, 10.20.0.0/16, fd12::/16, Internal.Example.',
