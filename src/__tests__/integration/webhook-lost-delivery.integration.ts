@@ -215,4 +215,63 @@ describe('Webhook deliveries whose message the broker lost', () => {
       error: null,
     });
   });
+
+  it('sends a delivery once when the dispatcher dies between the publish and marking its row', async () => {
+    const id = await givenDelivery();
+    // The crash: the broker confirmed the message, the marking never commits.
+    const doomed = createPool(TEST_DATABASE_URL, logs.logger);
+    const dying = new WebhookDispatcher(
+      {
+        connect: async () => {
+          const client = await doomed.connect();
+          const query = client.query.bind(client) as (
+            ...args: unknown[]
+          ) => Promise<unknown>;
+          return Object.assign(client, {
+            query: (...args: unknown[]) =>
+              String(args[0]).includes('SET published_at')
+                ? Promise.reject(new Error('killed'))
+                : query(...args),
+          });
+        },
+      } as unknown as Pool,
+      connection,
+      logs.logger,
+    );
+    await expect(dying.dispatch()).to.be.rejectedWith('killed');
+    await dying.stop();
+    await doomed.end();
+    expect(await delivery(id)).to.containDeep({published: false});
+
+    await startConsumer();
+    await eventually(
+      async () =>
+        (await delivery(id)).status === 'succeeded' ? true : undefined,
+      15_000,
+      'the first message to be delivered',
+    );
+    // The outbox still holds the row: published again, and dropped as finished.
+    expect(await dispatcher.dispatch()).to.equal(1);
+    await eventually(
+      async () => {
+        const raw = await amqp.connect(TEST_AMQP_URL);
+        try {
+          const channel = await raw.createChannel();
+          const {messageCount} = await channel.checkQueue(WEBHOOK_QUEUE);
+          return messageCount === 0 ? true : undefined;
+        } finally {
+          await raw.close();
+        }
+      },
+      15_000,
+      'the duplicate to be consumed',
+    );
+    await consumer!.stop();
+    consumer = undefined;
+    expect(receiver.calls).to.have.length(1);
+    expect(await delivery(id)).to.containDeep({
+      status: 'succeeded',
+      attempts: 1,
+    });
+  });
 });
