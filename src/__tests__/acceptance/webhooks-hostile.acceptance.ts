@@ -139,4 +139,35 @@ describe('Webhooks API under hostile input (issue 27 review)', () => {
       .send({url: 'https://h.example.com/a', events: ['run.failed']})
       .expect(201);
   });
+
+  it('keeps concurrent rotations in one chain and answers concurrent deletes once', async () => {
+    const hook = await givenHook();
+    const operator = asUser(given.client, team.operator);
+    const rotations = await Promise.all(
+      Array.from({length: 8}, () =>
+        operator.post(`/api/webhooks/${hook.id}/rotate-secret`).send({}),
+      ),
+    );
+    expect(rotations.map(res => res.status)).to.eql(Array(8).fill(200));
+    const answered = rotations.map(res => res.body.signing_secret as string);
+    expect(new Set(answered).size).to.equal(8);
+    const [row] = await sql<{
+      signing_secret: string;
+      previous_signing_secret: string;
+    }>(
+      `SELECT signing_secret, previous_signing_secret FROM webhook WHERE id = $1`,
+      [hook.id],
+    );
+    // The last rotation's secret signs, the one before it still does.
+    expect(answered).to.containEql(row.signing_secret);
+    expect(answered).to.containEql(row.previous_signing_secret);
+    const deletes = await Promise.all(
+      Array.from({length: 5}, () =>
+        operator.delete(`/api/webhooks/${hook.id}`),
+      ),
+    );
+    expect(deletes.map(res => res.status).sort()).to.eql([
+      204, 404, 404, 404, 404,
+    ]);
+  });
 });
