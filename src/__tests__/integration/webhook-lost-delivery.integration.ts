@@ -274,4 +274,29 @@ describe('Webhook deliveries whose message the broker lost', () => {
       attempts: 1,
     });
   });
+
+  it('drops the queued deliveries of a webhook deleted meanwhile, sending nothing', async () => {
+    await givenDelivery();
+    expect(await dispatcher.dispatch()).to.equal(1);
+    await sql(`DELETE FROM webhook`);
+    await startConsumer();
+    await eventually(
+      async () => {
+        const raw = await amqp.connect(TEST_AMQP_URL);
+        try {
+          const channel = await raw.createChannel();
+          const {messageCount} = await channel.checkQueue(WEBHOOK_QUEUE);
+          return messageCount === 0 ? true : undefined;
+        } finally {
+          await raw.close();
+        }
+      },
+      15_000,
+      'the orphan message to be consumed',
+    );
+    await consumer!.stop();
+    consumer = undefined;
+    expect(receiver.calls).to.have.length(0);
+    expect(logs.lines.join('\n')).to.not.match(/not handled; requeued/);
+  });
 });
