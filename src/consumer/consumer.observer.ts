@@ -42,6 +42,7 @@ import {ReportMailer} from '../reports/delivery/report-mailer';
 import {FailedTaskConsumer} from './failed-task-consumer';
 import {WebhookConsumer} from '../webhooks/webhook-consumer';
 import {WebhookDispatcher} from '../webhooks/webhook-dispatcher';
+import {lostAfterMs} from '../webhooks/webhook-sweep';
 import {isCrashLooping} from './crash-loop-guard';
 import {createLedgerPool, RunLedger} from './run-ledger';
 import {HandOff, TaskConsumer} from './task-consumer';
@@ -199,6 +200,8 @@ export class ConsumerObserver implements LifeCycleObserver {
       this.pool,
       this.connection,
       this.logger,
+      undefined,
+      {lostAfterMs: lostAfterMs(settings)},
     );
     this.readAtScrape(this.connection, this.pool, settings);
     await this.connection.start();

@@ -9,6 +9,7 @@ import {
   sendOutbound,
 } from '../outbound/outbound-request';
 import {isSuccessStatus} from '../outbound/success-status';
+import {redactEchoedSecrets} from '../outbound/redact-echoed-secrets';
 import {webhookHeaders} from '../outbound/webhook-signature';
 import {resolveTemplate} from '../reports/template-variables';
 import {
@@ -125,7 +126,7 @@ export class HttpExecutor implements TaskExecutor {
     await this.record(
       context,
       response.status,
-      ledgerText(response.body),
+      ledgerText(response.body, Object.values(target.secret_headers ?? {})),
       response.bodyCut,
     );
     const fields = {
@@ -202,9 +203,22 @@ function safeHost(url: string, base?: string): string {
 }
 
 /** The first 8 KiB as text; NUL bytes, which PostgreSQL text refuses, dropped. */
-function ledgerText(body: Buffer): string {
-  return body
+/**
+ * The start of the body for the ledger, with echoed credentials redacted
+ * before the cut: read past the 8 KiB mark by the longest credential, so
+ * one straddling the mark is still found whole.
+ */
+function ledgerText(body: Buffer, secretValues: string[]): string {
+  const margin = Math.max(0, ...secretValues.map(v => Buffer.byteLength(v)));
+  const redacted = redactEchoedSecrets(
+    body
+      .subarray(0, LEDGER_BODY_BYTES + margin)
+      .toString('utf8')
+      .replaceAll('\u0000', ''),
+    secretValues,
+  );
+  return Buffer.from(redacted, 'utf8')
     .subarray(0, LEDGER_BODY_BYTES)
     .toString('utf8')
-    .replaceAll('\u0000', '');
+    .replace(/\uFFFD$/, '');
 }

@@ -82,6 +82,12 @@ const CONSTRAINT_FIELDS: Record<
     message:
       'the installation has as many stay-alive schedulers as STAY_ALIVE_MAX allows',
   },
+  webhook_per_owner_max: {
+    path: '',
+    code: 'webhooksPerOwnerMax',
+    message:
+      'you already have 50 webhooks, the most one owner may have: delete one first',
+  },
 };
 
 /** SQLSTATE of a statement cancelled by statement_timeout. */

@@ -31,7 +31,10 @@ export function parseOutboundAllow(raw: string): OutboundAllow {
     if (entry.includes('/')) {
       try {
         const [address, bits] = ipaddr.parseCIDR(entry);
-        ranges.push({text: entry, range: [unmapped(address), bits]});
+        const judged = unmapped(address);
+        // ::ffff:10.0.0.0/104 is 10.0.0.0/8: the mapped prefix is 96 bits.
+        const judgedBits = judged === address ? bits : Math.max(0, bits - 96);
+        ranges.push({text: entry, range: [judged, judgedBits]});
         continue;
       } catch {
         throw new Error(`"${entry}" is not a CIDR range`);
@@ -65,6 +68,26 @@ function unmapped(address: Address): Address {
   return address;
 }
 
+/** The only global unicast IPv6 space (RFC 4291 2.4); the rest is reserved. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
+
+/**
+ * ipaddr.js's range name, except that an IPv6 address it calls 'unicast'
+ * outside 2000::/3 (the IPv4-compatible ::127.0.0.1, IETF-reserved space)
+ * is 'notGlobalUnicast': such an address may still reach an IPv4 one.
+ */
+function globalRange(address: Address): string {
+  const range = address.range();
+  if (
+    range === 'unicast' &&
+    address.kind() === 'ipv6' &&
+    !(address as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)
+  ) {
+    return 'notGlobalUnicast';
+  }
+  return range;
+}
+
 export type AddressVerdict =
   | {allowed: true; openedBy?: string}
   | {allowed: false; rule: string; reason: string};
@@ -90,7 +113,7 @@ export function judgeAddress(
   }
   const parsed = ipaddr.parse(text);
   const address = unmapped(parsed);
-  const range = address.range();
+  const range = globalRange(address);
   if (range === 'unicast') return {allowed: true};
   const name = host
     .toLowerCase()

@@ -46,6 +46,7 @@ interface DeliveryRow {
   message_id: string;
   payload: object;
   status: string;
+  attempts: number;
   url: string;
   active: boolean;
   signing_secret: string;
@@ -142,7 +143,7 @@ export class WebhookConsumer {
     const {pool, logger} = this.options;
     const {rows} = await pool.query<DeliveryRow>(
       `SELECT d.id, d.webhook_id, d.event, d.message_id, d.payload, d.status,
-              w.url, w.active, w.signing_secret, w.previous_signing_secret,
+              d.attempts, w.url, w.active, w.signing_secret, w.previous_signing_secret,
               w.previous_secret_expires_at
          FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
         WHERE d.id = $1`,
@@ -165,7 +166,12 @@ export class WebhookConsumer {
       delivery.ack();
       return;
     }
-    const retryCount = retryCountOf(message.properties.headers);
+    // The row's attempts too: a delivery the sweep published again comes
+    // without the retry header, and must not start its retries over.
+    const retryCount = Math.max(
+      retryCountOf(message.properties.headers),
+      row.attempts,
+    );
     const outcome = await this.send(row);
     const log = logger.child({
       webhook_id: row.webhook_id,

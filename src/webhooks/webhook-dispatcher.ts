@@ -4,6 +4,7 @@ import {publishConfirmed} from '../consumer/confirmed-publish';
 import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
 import {WEBHOOK_QUEUE} from '../queue/topology';
+import {sweepLostDeliveries, WEBHOOK_SWEEP_MS} from './webhook-sweep';
 
 /** How often the consumer role publishes the deliveries the outbox holds. */
 export const WEBHOOK_DISPATCH_MS = 500;
@@ -12,6 +13,14 @@ const BATCH = 500;
 /** The message of one delivery: only its id; the row holds the rest. */
 export interface WebhookDeliveryMessage {
   delivery_id: number;
+}
+
+/** The lost-message sweep the dispatcher's timer also runs. */
+export interface LostDeliverySweep {
+  /** How long a published delivery may go unattempted: lostAfterMs(). */
+  lostAfterMs: number;
+  everyMs?: number;
+  clock?: () => Date;
 }
 
 /**
@@ -25,12 +34,14 @@ export class WebhookDispatcher {
   private channel?: Promise<ConfirmChannel>;
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
+  private lastSweep?: Date;
 
   constructor(
     private readonly pool: Pool,
     private readonly connection: AmqpConnection,
     private readonly logger: Logger,
     private readonly everyMs = WEBHOOK_DISPATCH_MS,
+    private readonly lost?: LostDeliverySweep,
   ) {
     connection.on('disconnected', () => (this.channel = undefined));
   }
@@ -38,7 +49,7 @@ export class WebhookDispatcher {
   start(): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
-      this.running ??= this.dispatch()
+      this.running ??= this.pass()
         .catch(error =>
           this.logger.warn('Webhook dispatch failed; retried next pass', {
             error: (error as Error).message,
@@ -56,6 +67,36 @@ export class WebhookDispatcher {
     const channel = this.channel;
     this.channel = undefined;
     await channel?.then(c => c.close()).catch(() => undefined);
+  }
+
+  /** Publishes the outbox; now and then also sweeps for lost deliveries. */
+  private async pass(): Promise<void> {
+    if (this.lost) {
+      const now = (this.lost.clock ?? (() => new Date()))();
+      const every = this.lost.everyMs ?? WEBHOOK_SWEEP_MS;
+      if (
+        !this.lastSweep ||
+        now.getTime() - this.lastSweep.getTime() >= every
+      ) {
+        this.lastSweep = now;
+        await this.sweep(now);
+      }
+    }
+    await this.dispatch();
+  }
+
+  /**
+   * Puts deliveries whose message the broker lost back in the outbox (or
+   * fails them after a few times): see sweepLostDeliveries.
+   */
+  async sweep(now: Date): Promise<void> {
+    if (!this.lost) return;
+    await sweepLostDeliveries(
+      this.pool,
+      this.logger,
+      now,
+      this.lost.lostAfterMs,
+    );
   }
 
   /** One pass; resolves with the number of deliveries published. */

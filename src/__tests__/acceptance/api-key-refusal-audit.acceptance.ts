@@ -53,4 +53,20 @@ describe('Refused API-key uses in the audit log, bounded (issue 27)', () => {
       unaudited_refusals: [null, 40],
     });
   });
+
+  // Issue 27 review: a flood whose keys each start differently (anyone can
+  // send them, signed in or not) would write one audit row per request.
+  it('audits at most 100 prefixes a minute; the rest share one counted row', async () => {
+    const distinct = 130;
+    for (let i = 0; i < distinct; i++) {
+      await refuse(`tsk_${i.toString(36).padStart(4, '0')}${'A'.repeat(39)}`);
+    }
+    const rows = await refusals();
+    expect(rows).to.have.length(101);
+    expect(rows[100].changes.key_prefix[1]).to.equal('tsk_*');
+    advance(61);
+    await refuse(`tsk_zzzz${'A'.repeat(39)}`);
+    const overflow = (await refusals()).slice(101);
+    expect(overflow.map(r => r.changes.key_prefix[1])).to.eql(['tsk_zzzz']);
+  });
 });

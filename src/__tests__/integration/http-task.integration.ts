@@ -149,6 +149,28 @@ describe('HTTP tasks through the SSRF guard (issue 27)', () => {
     expect(consumer.logs.lines.join('\n')).to.not.containEql('s3cr3t');
   });
 
+  // A receiver that echoes the request (httpbin's /anything, a debug
+  // endpoint) would put the write-only credential in the ledger, which the
+  // API shows to everyone who may read the run (issue 27 review).
+  it('keeps a credential the target echoes back out of the ledger', async () => {
+    consumer = await givenConsumer({
+      workersDir,
+      outboundAllow: parseOutboundAllow('127.0.0.2'),
+    });
+    allowed.answer = (call, response) =>
+      response.end(
+        JSON.stringify({
+          headers: {Authorization: call.headers.authorization},
+          token: String(call.headers.authorization).split(' ')[1],
+        }),
+      );
+    const {executionId} = await givenHttpRun({url: allowed.url()});
+    const row = await ended(executionId);
+    expect(row.status).to.equal('succeeded');
+    expect(row.response_body).to.not.match(/s3cr3t/);
+    expect(row.response_body).to.containEql('[redacted]');
+  });
+
   it('retries a failing target with the same webhook-id on every attempt', async () => {
     consumer = await givenConsumer({
       workersDir,

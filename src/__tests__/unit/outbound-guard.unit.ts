@@ -46,6 +46,19 @@ describe('SSRF guard address policy (unit)', () => {
     });
   }
 
+  // ipaddr.js calls these 'unicast', yet none is in 2000::/3, the only
+  // global unicast IPv6 space: the deprecated IPv4-compatible form of
+  // 127.0.0.1 (routed to it where an old-style sit tunnel is up) and
+  // IETF-reserved space (issue 27 review).
+  for (const address of ['::127.0.0.1', '::7f00:1', '::a00:1', '4000::1']) {
+    it(`refuses ${address}: IPv6 outside 2000::/3 is not global`, () => {
+      // (ipaddr.js reads '::127.0.0.1' as IPv4-mapped: refused as loopback.)
+      expect(judgeAddress(address, address, NOTHING_ALLOWED)).to.containDeep({
+        allowed: false,
+      });
+    });
+  }
+
   it('lets global unicast addresses through', () => {
     for (const address of [
       '93.184.215.14',
@@ -56,6 +69,22 @@ describe('SSRF guard address policy (unit)', () => {
         allowed: true,
       });
     }
+  });
+
+  it('reads an IPv4-mapped OUTBOUND_ALLOW range as the IPv4 range it maps', () => {
+    // ::ffff:10.0.0.0/104 is 10.0.0.0/8, not the single address 10.0.0.0.
+    const allow = parseOutboundAllow('::ffff:10.0.0.0/104');
+    expect(judgeAddress('10.1.2.3', 'x', allow)).to.containDeep({
+      allowed: true,
+      openedBy: '::ffff:10.0.0.0/104',
+    });
+    expect(judgeAddress('11.0.0.1', 'x', allow)).to.containDeep({
+      allowed: true,
+    });
+    expect(judgeAddress('192.168.1.1', 'x', allow)).to.containDeep({
+      allowed: false,
+      rule: 'private',
+    });
   });
 
   it('opens addresses, ranges and host names that OUTBOUND_ALLOW lists', () => {
