@@ -86,6 +86,23 @@ describe('console: HTTP targets, webhooks and API keys in Chromium (issue 27)', 
     const text = await page.content();
     expect(text).to.not.containEql(CREDENTIAL);
     expect(text).to.not.containEql(secret);
+    // Edit: the form takes the target's values; an empty credential keeps it.
+    await page.getByRole('button', {name: 'Edit HTTP target Nightly sync'}).click();
+    await page.getByRole('heading', {name: /Edit HTTP target #\d+/}).waitFor();
+    expect(await page.getByLabel('URL').inputValue()).to.equal(
+      'https://hooks.example.com/sync',
+    );
+    await page.getByLabel('URL').fill('https://hooks.example.com/sync-v2');
+    await page.getByLabel('Timeout (ms)').fill('5000');
+    await page.getByRole('button', {name: 'Save changes'}).click();
+    await page.getByText('HTTP target "Nightly sync" saved.').waitFor();
+    expect(
+      await sql(
+        `SELECT url, timeout_ms, secret_headers->>'Authorization' AS auth FROM http_target`,
+      ),
+    ).to.deepEqual([
+      {url: 'https://hooks.example.com/sync-v2', timeout_ms: 5000, auth: CREDENTIAL},
+    ]);
     await page
       .getByRole('button', {
         name: 'Rotate secret of HTTP target Nightly sync',
@@ -130,6 +147,15 @@ describe('console: HTTP targets, webhooks and API keys in Chromium (issue 27)', 
       .waitFor();
     await expectAccessible(page, 'webhooks');
     await saveScreenshot(page, 'webhooks');
+    await page.getByRole('button', {name: `Edit webhook ${id}`}).click();
+    await page.getByRole('heading', {name: `Edit webhook #${id}`}).waitFor();
+    await page.getByLabel('run.failed').uncheck();
+    await page.getByLabel('notice.failure').check();
+    await page.getByRole('button', {name: 'Save changes'}).click();
+    await page.getByText(`Webhook #${id} saved.`).waitFor();
+    expect(await sql(`SELECT events FROM webhook`)).to.deepEqual([
+      {events: ['run.parked', 'notice.failure']},
+    ]);
     await page
       .getByRole('button', {name: `Rotate secret of webhook ${id}`})
       .click();

@@ -15,7 +15,7 @@ import {SecretOnceComponent} from './secret-once.component';
 const METHODS = ['POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const;
 type Method = (typeof METHODS)[number];
 
-/** HTTP targets (everyone reads; admins and operators write): create, rotate, delete. */
+/** HTTP targets (everyone reads; admins and operators write): create, edit, rotate, delete. */
 @Component({
   selector: 'app-http-targets',
   changeDetection: ChangeDetectionStrategy.OnPush,
@@ -37,12 +37,14 @@ type Method = (typeof METHODS)[number];
       />
     }
     @if (session.canWrite()) {
-      <form
-        class="panel"
-        (submit)="create($event)"
-        aria-labelledby="new-target"
-      >
-        <h2 id="new-target">New HTTP target</h2>
+      <form class="panel" (submit)="save($event)" aria-labelledby="new-target">
+        <h2 id="new-target">
+          @if (editing(); as target) {
+            Edit HTTP target #{{ target.id }}
+          } @else {
+            New HTTP target
+          }
+        </h2>
         <label for="target-name">Name</label>
         <input
           id="target-name"
@@ -71,9 +73,11 @@ type Method = (typeof METHODS)[number];
             </option>
           }
         </select>
-        <label for="target-auth"
-          >Authorization header (write-only, never shown again)</label
-        >
+        <label for="target-auth">
+          Authorization header (write-only, never shown again{{
+            editing() ? '; empty keeps the stored one' : ''
+          }})
+        </label>
         <input
           id="target-auth"
           type="password"
@@ -99,7 +103,16 @@ type Method = (typeof METHODS)[number];
           (input)="timeoutMs.set(+$any($event.target).value)"
         />
         <p class="field-error">{{ fieldErrors()['timeout_ms'] }}</p>
-        <button type="submit">Create target</button>
+        <div class="toolbar">
+          <button type="submit">
+            {{ editing() ? 'Save changes' : 'Create target' }}
+          </button>
+          @if (editing()) {
+            <button type="button" class="secondary" (click)="cancelEdit()">
+              Cancel
+            </button>
+          }
+        </div>
       </form>
     }
     <div class="table-wrap">
@@ -126,6 +139,13 @@ type Method = (typeof METHODS)[number];
               <td>{{ target.timeout_ms }} ms</td>
               @if (session.canWrite()) {
                 <td class="actions">
+                  <button
+                    type="button"
+                    [attr.aria-label]="'Edit HTTP target ' + target.name"
+                    (click)="edit(target)"
+                  >
+                    Edit
+                  </button>
                   <button
                     type="button"
                     [attr.aria-label]="
@@ -168,6 +188,8 @@ export class HttpTargetsComponent {
   protected readonly body = signal('');
   protected readonly timeoutMs = signal(30000);
   protected readonly shownSecret = signal<string | null>(null);
+  /** The target the form edits; null while it creates one. */
+  protected readonly editing = signal<HttpTarget | null>(null);
   protected readonly fieldErrors = signal<Record<string, string>>({});
   protected readonly message = signal<string | null>(null);
   protected readonly error = signal<string | null>(null);
@@ -176,8 +198,59 @@ export class HttpTargetsComponent {
     inBackground(this.load());
   }
 
-  protected async create(event: Event): Promise<void> {
+  protected edit(target: HttpTarget): void {
+    this.editing.set(target);
+    this.name.set(target.name);
+    this.url.set(target.url);
+    this.method.set(target.method ?? 'POST');
+    this.body.set(target.body ?? '');
+    this.timeoutMs.set(target.timeout_ms ?? 30000);
+    this.authorization.set('');
+    this.fieldErrors.set({});
+  }
+
+  protected cancelEdit(): void {
+    this.editing.set(null);
+    this.clearForm();
+  }
+
+  protected async save(event: Event): Promise<void> {
     event.preventDefault();
+    const target = this.editing();
+    if (!target) return this.create();
+    const authorization = this.authorization().trim();
+    await this.act(async () => {
+      const saved = await firstValueFrom(
+        this.api.updateById({
+          id: target.id!,
+          body: {
+            name: this.name().trim(),
+            url: this.url().trim(),
+            method: this.method(),
+            timeout_ms: this.timeoutMs(),
+            body: this.body() || null,
+            ...(authorization
+              ? {secret_headers: {Authorization: authorization}}
+              : {}),
+          },
+        }),
+      );
+      this.editing.set(null);
+      this.clearForm();
+      return `HTTP target "${saved.name}" saved.`;
+    });
+  }
+
+  private clearForm(): void {
+    this.name.set('');
+    this.url.set('');
+    this.method.set('POST');
+    this.body.set('');
+    this.timeoutMs.set(30000);
+    this.authorization.set('');
+  }
+
+  private async create(): Promise<void> {
     const authorization = this.authorization().trim();
     await this.act(async () => {
       const created = await firstValueFrom(
@@ -195,9 +268,7 @@ export class HttpTargetsComponent {
         }),
       );
       this.shownSecret.set(created.signing_secret);
-      this.name.set('');
-      this.url.set('');
-      this.authorization.set('');
+      this.clearForm();
       return `HTTP target "${created.name}" created.`;
     });
   }

@@ -30,7 +30,7 @@ const EVENTS: WebhookEvent[] = [
   'notice.missed_runs',
 ];
 
-/** Webhooks (admins: all; operators: their own): create, rotate, test, delete, delivery log. */
+/** Webhooks (admins: all; operators: their own): create, edit, rotate, test, delete, delivery log. */
 @Component({
   selector: 'app-webhooks',
   changeDetection: ChangeDetectionStrategy.OnPush,
@@ -51,8 +51,14 @@ const EVENTS: WebhookEvent[] = [
         (dismissed)="shownSecret.set(null)"
       />
     }
-    <form class="panel" (submit)="create($event)" aria-labelledby="new-webhook">
-      <h2 id="new-webhook">New webhook</h2>
+    <form class="panel" (submit)="save($event)" aria-labelledby="new-webhook">
+      <h2 id="new-webhook">
+        @if (editing(); as hook) {
+          Edit webhook #{{ hook.id }}
+        } @else {
+          New webhook
+        }
+      </h2>
       <label for="webhook-url">URL</label>
       <input
         id="webhook-url"
@@ -85,7 +91,16 @@ const EVENTS: WebhookEvent[] = [
         (input)="schedulerIds.set($any($event.target).value)"
       />
       <p class="field-error">{{ fieldErrors()['scheduler_ids'] }}</p>
-      <button type="submit">Create webhook</button>
+      <div class="toolbar">
+        <button type="submit">
+          {{ editing() ? 'Save changes' : 'Create webhook' }}
+        </button>
+        @if (editing()) {
+          <button type="button" class="secondary" (click)="cancelEdit()">
+            Cancel
+          </button>
+        }
+      </div>
     </form>
     <div class="table-wrap">
       <table>
@@ -112,6 +127,13 @@ const EVENTS: WebhookEvent[] = [
                 }
               </td>
               <td class="actions">
+                <button
+                  type="button"
+                  [attr.aria-label]="'Edit webhook ' + hook.id"
+                  (click)="edit(hook)"
+                >
+                  Edit
+                </button>
                 <button
                   type="button"
                   [attr.aria-label]="'Deliveries of webhook ' + hook.id"
@@ -212,6 +234,8 @@ export class WebhooksComponent {
   protected readonly chosen = signal(new Set<WebhookEvent>(['run.failed']));
   protected readonly schedulerIds = signal('');
   protected readonly shownSecret = signal<string | null>(null);
+  /** The webhook the form edits; null while it creates one. */
+  protected readonly editing = signal<Webhook | null>(null);
   protected readonly logOf = signal<Webhook | null>(null);
   protected readonly deliveries = signal<WebhookDelivery[]>([]);
   protected readonly fieldErrors = signal<Record<string, string>>({});
@@ -229,13 +253,56 @@ export class WebhooksComponent {
     this.chosen.set(next);
   }
 
-  protected async create(event: Event): Promise<void> {
+  protected edit(hook: Webhook): void {
+    this.editing.set(hook);
+    this.url.set(hook.url);
+    this.chosen.set(new Set(hook.events));
+    this.schedulerIds.set((hook.scheduler_ids ?? []).join(', '));
+    this.fieldErrors.set({});
+  }
+
+  protected cancelEdit(): void {
+    this.editing.set(null);
+    this.clearForm();
+  }
+
+  protected async save(event: Event): Promise<void> {
     event.preventDefault();
-    const ids = this.schedulerIds()
+    const hook = this.editing();
+    if (!hook) return this.create();
+    await this.act(async () => {
+      await firstValueFrom(
+        this.api.updateById({
+          id: hook.id!,
+          body: {
+            url: this.url().trim(),
+            events: [...this.chosen()],
+            scheduler_ids: this.chosenSchedulerIds(),
+          },
+        }),
+      );
+      this.editing.set(null);
+      this.clearForm();
+      return `Webhook #${hook.id} saved.`;
+    });
+  }
+
+  private chosenSchedulerIds(): number[] {
+    return this.schedulerIds()
       .split(',')
       .map(part => part.trim())
       .filter(Boolean)
       .map(Number);
+  }
+
+  private clearForm(): void {
+    this.url.set('');
+    this.chosen.set(new Set<WebhookEvent>(['run.failed']));
+    this.schedulerIds.set('');
+  }
+
+  private async create(): Promise<void> {
+    const ids = this.chosenSchedulerIds();
     await this.act(async () => {
       const created = await firstValueFrom(
         this.api.create({
@@ -247,7 +314,7 @@ export class WebhooksComponent {
         }),
       );
       this.shownSecret.set(created.signing_secret);
-      this.url.set('');
+      this.clearForm();
       return `Webhook #${created.id} created.`;
     });
   }
