@@ -14,11 +14,14 @@ import {SecurityBindings} from '@loopback/security';
 import type {CurrentUser} from '../auth/current-user';
 import {OPERATORS} from '../auth/roles';
 import {
-  importAllDayDates,
   IMPORT_YEARS,
   NotICalendarError,
   TooManyDatesError,
 } from '../calendars/ical-dates';
+import {
+  importAllDayDatesIsolated,
+  ImportTooSlowError,
+} from '../calendars/ical-import-isolated';
 import {auditedWrite, visible} from '../crud/audited-write';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
@@ -92,7 +95,7 @@ export class CalendarImportController {
     const current = await this.calendars.findById(id).catch(() => {
       throw new HttpErrors.NotFound(`Entity not found: Calendar with id ${id}`);
     });
-    const imported = this.parse(body);
+    const imported = await this.parse(body);
     const dates = tidyDates([...(current.dates ?? []), ...imported.dates]);
     if (dates.length > MAX_CALENDAR_DATES) {
       throw validationError([
@@ -128,18 +131,24 @@ export class CalendarImportController {
     };
   }
 
-  private parse(body: unknown) {
+  private async parse(body: unknown) {
     if (typeof body !== 'string' || body.length === 0) {
       throw validationError([
         fieldError('body', 'iCalendar', 'the body must be an iCalendar file'),
       ]);
     }
     try {
-      return importAllDayDates(body, this.clock(), MAX_CALENDAR_DATES);
+      // In a worker with a time budget: ical.js loops forever on some rules.
+      return await importAllDayDatesIsolated(
+        body,
+        this.clock(),
+        MAX_CALENDAR_DATES,
+      );
     } catch (error) {
       if (
         error instanceof NotICalendarError ||
-        error instanceof TooManyDatesError
+        error instanceof TooManyDatesError ||
+        error instanceof ImportTooSlowError
       ) {
         throw validationError([fieldError('body', 'iCalendar', error.message)]);
       }
