@@ -7,9 +7,9 @@ export const IMPORT_YEARS = 5;
  * At most this many occurrences are walked per file. ical.js cannot jump to
  * a day: a rule without COUNT or UNTIL is walked from its DTSTART, so a daily
  * rule from year 1 would hold the event loop for seconds. A holiday feed
- * walks a few thousand; a daily rule since 1990 about 15,000.
+ * walks a few thousand; a daily rule since 1990 about 15,500.
  */
-export const MAX_OCCURRENCES_EXAMINED = 50_000;
+export const MAX_OCCURRENCES_EXAMINED = 20_000;
 
 /** The body is not an iCalendar file (or holds no calendar). */
 export class NotICalendarError extends Error {
@@ -87,6 +87,61 @@ function parseCalendar(text: string): ICAL.Component {
     );
   }
   return root;
+}
+
+const daysInMonth = (year: number, month: number) =>
+  new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+/**
+ * Whether `rule` can give `day` at all. ical.js rolls a day the month lacks
+ * over into the next month (30 February became 2 March, a yearly 29 February
+ * 1 March), where RFC 5545 3.3.10 ignores it: an occurrence on a day or month
+ * the rule does not allow is such a roll-over.
+ */
+function ruleAllows(rule: ICAL.Recur, start: ICAL.Time, day: ICAL.Time) {
+  const parts = rule.parts as Record<string, number[] | undefined>;
+  const months = parts.BYMONTH;
+  if (months && !months.includes(day.month)) return false;
+  const monthDays = parts.BYMONTHDAY;
+  if (monthDays) {
+    const last = daysInMonth(day.year, day.month);
+    return monthDays.some(n => (n > 0 ? n : last + n + 1) === day.day);
+  }
+  const dayRules = parts.BYDAY ?? parts.BYYEARDAY ?? parts.BYWEEKNO;
+  if (dayRules) return true;
+  // No day rule: the day of DTSTART (and, yearly without BYMONTH, its month).
+  if (rule.freq === 'MONTHLY') return day.day === start.day;
+  if (rule.freq === 'YEARLY') {
+    return (
+      day.day === start.day &&
+      (months !== undefined || day.month === start.month)
+    );
+  }
+  return true;
+}
+
+/**
+ * Whether an occurrence is DTSTART, an RDATE, or one some RRULE allows.
+ * Built once per event: the RDATEs and rules are read once, not per day.
+ */
+function realOccurrences(
+  component: ICAL.Component,
+  start: ICAL.Time,
+): (day: ICAL.Time) => boolean {
+  const key = (t: ICAL.Time) => dayKey(t.year, t.month, t.day);
+  const fixed = new Set(
+    component
+      .getAllProperties('rdate')
+      .flatMap(property => property.getValues() as unknown[])
+      .filter((value): value is ICAL.Time => value instanceof ICAL.Time)
+      .map(key),
+  );
+  fixed.add(key(start));
+  const rules = component
+    .getAllProperties('rrule')
+    .map(property => property.getFirstValue() as ICAL.Recur);
+  return day =>
+    fixed.has(key(day)) || rules.some(rule => ruleAllows(rule, start, day));
 }
 
 function tooMany(maxDates: number): TooManyDatesError {
@@ -171,6 +226,7 @@ export function importAllDayDates(
       );
       continue;
     }
+    const isReal = realOccurrences(component, start);
     const occurrences = event.iterator();
     for (
       let next = nextOccurrence(occurrences);
@@ -182,6 +238,7 @@ export function importAllDayDates(
           `the file's recurring events need more than ${MAX_OCCURRENCES_EXAMINED} occurrences walked to reach ${keyOfUtc(new Date(untilMs))}; give them a later DTSTART, an UNTIL or a COUNT`,
         );
       }
+      if (!isReal(next)) continue;
       add(coveredDays(next, days, recurringWindow));
     }
   }

@@ -51,7 +51,7 @@ describe('iCalendar import: hostile files', () => {
     }
     expect(refused).to.be.instanceOf(TooManyDatesError);
     expect((refused as Error).message).to.match(/occurrences/);
-  }).timeout(120_000); // ical.js walks 50,000 occurrences first: seconds
+  }).timeout(120_000); // ical.js walks 20,000 occurrences first: seconds
 
   it('still expands a daily rule from 1990 (legitimate history) inside the window', () => {
     const text = oneEvent([
@@ -82,5 +82,51 @@ describe('iCalendar import: hostile files', () => {
     expect(() => importAllDayDates(text, NOW, 20_000)).to.throw(
       TooManyDatesError,
     );
+  });
+});
+
+describe('iCalendar import: days that do not exist', () => {
+  // RFC 5545 3.3.10: a recurrence that falls on a day the month does not
+  // have is ignored. ical.js rolls it over (30 February became 2 March), and
+  // a blackout calendar then skipped fires on a day the file never named.
+  it('ignores 30 February instead of blacking out 1 or 2 March', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20270201',
+      'RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates.filter(d => d.slice(5, 7) === '03')).to.deepEqual([]);
+  });
+
+  it('keeps 29 February only in leap years for a yearly leap-day event', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20280229',
+      'RRULE:FREQ=YEARLY;COUNT=5',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates).to.deepEqual(['2028-02-29']);
+  });
+
+  it('keeps a monthly 31st only in months that have one', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20270131',
+      'RRULE:FREQ=MONTHLY;COUNT=4',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates).to.deepEqual([
+      '2027-01-31',
+      '2027-03-31',
+      '2027-05-31',
+      '2027-07-31',
+    ]);
+  });
+
+  it('still expands BYMONTHDAY=-1 (the last day of each month)', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20270131',
+      'RRULE:FREQ=MONTHLY;BYMONTHDAY=-1;COUNT=3',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates).to.deepEqual(['2027-01-31', '2027-02-28', '2027-03-31']);
   });
 });
