@@ -96,17 +96,9 @@ export class CalendarImportController {
       throw new HttpErrors.NotFound(`Entity not found: Calendar with id ${id}`);
     });
     const imported = await this.parse(body);
-    const dates = tidyDates([...(current.dates ?? []), ...imported.dates]);
-    if (dates.length > MAX_CALENDAR_DATES) {
-      throw validationError([
-        fieldError(
-          'body',
-          'tooManyDates',
-          `the calendar would hold ${dates.length} days, more than ${MAX_CALENDAR_DATES}`,
-        ),
-      ]);
-    }
-    await auditedWrite(
+    // The merge reads the dates under a row lock in the write's transaction:
+    // two imports (or an import and a PATCH) at once both keep their days.
+    const merged = await auditedWrite(
       this.calendars,
       {
         actorUserId: this.user.id,
@@ -115,18 +107,39 @@ export class CalendarImportController {
         request: this.request,
       },
       async options => {
+        const [locked] = (await this.calendars.execute(
+          'SELECT dates FROM calendar WHERE id = $1 FOR UPDATE',
+          [id],
+          options,
+        )) as Array<{dates: string[]}>;
+        if (!locked) {
+          throw new HttpErrors.NotFound(
+            `Entity not found: Calendar with id ${id}`,
+          );
+        }
+        const dates = tidyDates([...locked.dates, ...imported.dates]);
+        if (dates.length > MAX_CALENDAR_DATES) {
+          throw validationError([
+            fieldError(
+              'body',
+              'tooManyDates',
+              `the calendar would hold ${dates.length} days, more than ${MAX_CALENDAR_DATES}`,
+            ),
+          ]);
+        }
         await this.calendars.updateById(id, {dates}, options);
+        const before = {...visible(current), dates: locked.dates};
         return {
           id,
-          before: visible(current),
-          after: {...visible(current), dates},
-          result: undefined,
+          before,
+          after: {...before, dates},
+          result: {before: locked.dates.length, after: dates.length},
         };
       },
     );
     return {
-      added: dates.length - (current.dates ?? []).length,
-      dates_total: dates.length,
+      added: merged.after - merged.before,
+      dates_total: merged.after,
       timed_events_ignored: imported.timed_events_ignored,
     };
   }

@@ -75,4 +75,21 @@ describe('calendar import: hostile iCalendar files (review of issue 26)', () => 
       .expect(200);
     expect(calendar.body.dates).to.deepEqual([]);
   });
+
+  // Each import read the calendar's dates, parsed, then wrote the merge:
+  // two imports (or an import and a PATCH) at once kept only the last one.
+  it('keeps the days of two imports into the same calendar at once', async () => {
+    const yearly = (day: string) =>
+      oneEvent([`DTSTART;VALUE=DATE:2020${day}`, 'RRULE:FREQ=YEARLY']);
+    const [a, b] = await Promise.all([
+      importing(yearly('1225')),
+      importing(yearly('0101')),
+    ]);
+    expect([a.status, b.status]).to.deepEqual([200, 200]);
+    const calendar = await operator
+      .get(`/api/calendars/${calendarId}`)
+      .expect(200);
+    expect(calendar.body.dates).to.have.length(10);
+    expect(calendar.body.dates).to.containDeep(['2026-12-25', '2027-01-01']);
+  });
 });
