@@ -1,10 +1,15 @@
 import path from 'node:path';
 import {Worker} from 'node:worker_threads';
+import {ImportSlots} from './import-slots';
 import {
   ImportedDates,
   NotICalendarError,
   TooManyDatesError,
 } from './ical-dates';
+
+/** Imports that may run at once (each a worker thread); others wait. */
+export const IMPORT_CONCURRENCY = 2;
+const slots = new ImportSlots(IMPORT_CONCURRENCY);
 
 /** How long one import may run before the file is refused. */
 export const IMPORT_BUDGET_MS = 5_000;
@@ -30,6 +35,16 @@ export function importAllDayDatesIsolated(
   now: Date,
   maxDates: number,
   budgetMs = IMPORT_BUDGET_MS,
+): Promise<ImportedDates> {
+  // The budget starts when the worker does, not while waiting for a slot.
+  return slots.run(() => importInWorker(text, now, maxDates, budgetMs));
+}
+
+function importInWorker(
+  text: string,
+  now: Date,
+  maxDates: number,
+  budgetMs: number,
 ): Promise<ImportedDates> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(path.join(__dirname, 'ical-import-worker.js'), {
