@@ -3,6 +3,14 @@ import ICAL from 'ical.js';
 /** How far ahead recurring events are expanded. */
 export const IMPORT_YEARS = 5;
 
+/**
+ * At most this many occurrences are walked per file. ical.js cannot jump to
+ * a day: a rule without COUNT or UNTIL is walked from its DTSTART, so a daily
+ * rule from year 1 would hold the event loop for seconds. A holiday feed
+ * walks a few thousand; a daily rule since 1990 about 15,500.
+ */
+export const MAX_OCCURRENCES_EXAMINED = 20_000;
+
 /** The body is not an iCalendar file (or holds no calendar). */
 export class NotICalendarError extends Error {
   override name = 'NotICalendarError';
@@ -35,12 +43,32 @@ function keyOfUtc(date: Date): string {
   );
 }
 
-/** The days an all-day occurrence starting at `start` covers (DTEND is exclusive). */
-function coveredDays(start: ICAL.Time, days: number): string[] {
-  const first = Date.UTC(start.year, start.month - 1, start.day);
+/** Days as UTC midnights, the bounds of what an occurrence may add. */
+interface DayWindow {
+  fromMs: number;
+  untilMs: number;
+}
+
+function utcDay(time: ICAL.Time): number {
+  return Date.UTC(time.year, time.month - 1, time.day);
+}
+
+/**
+ * The days an all-day occurrence starting at `start` covers (DTEND is
+ * exclusive), only those inside `window`: an event spanning thousands of
+ * years costs the window's days, never its own.
+ */
+function coveredDays(
+  start: ICAL.Time,
+  days: number,
+  window: DayWindow,
+): string[] {
+  const startMs = utcDay(start);
+  const first = Math.max(startMs, window.fromMs);
+  const last = Math.min(startMs + (days - 1) * DAY_MS, window.untilMs);
   const keys: string[] = [];
-  for (let i = 0; i < days; i++)
-    keys.push(keyOfUtc(new Date(first + i * DAY_MS)));
+  for (let ms = first; ms <= last; ms += DAY_MS)
+    keys.push(keyOfUtc(new Date(ms)));
   return keys;
 }
 
@@ -61,6 +89,84 @@ function parseCalendar(text: string): ICAL.Component {
   return root;
 }
 
+const daysInMonth = (year: number, month: number) =>
+  new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+/**
+ * Whether `rule` can give `day` at all. ical.js rolls a day the month lacks
+ * over into the next month (30 February became 2 March, a yearly 29 February
+ * 1 March), where RFC 5545 3.3.10 ignores it: an occurrence on a day or month
+ * the rule does not allow is such a roll-over.
+ */
+function ruleAllows(rule: ICAL.Recur, start: ICAL.Time, day: ICAL.Time) {
+  const parts = rule.parts as Record<string, number[] | undefined>;
+  const months = parts.BYMONTH;
+  if (months && !months.includes(day.month)) return false;
+  const monthDays = parts.BYMONTHDAY;
+  if (monthDays) {
+    const last = daysInMonth(day.year, day.month);
+    return monthDays.some(n => (n > 0 ? n : last + n + 1) === day.day);
+  }
+  const dayRules = parts.BYDAY ?? parts.BYYEARDAY ?? parts.BYWEEKNO;
+  if (dayRules) return true;
+  // No day rule: the day of DTSTART (and, yearly without BYMONTH, its month).
+  if (rule.freq === 'MONTHLY') return day.day === start.day;
+  if (rule.freq === 'YEARLY') {
+    return (
+      day.day === start.day &&
+      (months !== undefined || day.month === start.month)
+    );
+  }
+  return true;
+}
+
+/**
+ * Whether an occurrence is DTSTART, an RDATE, or one some RRULE allows.
+ * Built once per event: the RDATEs and rules are read once, not per day.
+ */
+function realOccurrences(
+  component: ICAL.Component,
+  start: ICAL.Time,
+): (day: ICAL.Time) => boolean {
+  const key = (t: ICAL.Time) => dayKey(t.year, t.month, t.day);
+  const fixed = new Set(
+    component
+      .getAllProperties('rdate')
+      .flatMap(property => property.getValues() as unknown[])
+      .filter((value): value is ICAL.Time => value instanceof ICAL.Time)
+      .map(key),
+  );
+  fixed.add(key(start));
+  const rules = component
+    .getAllProperties('rrule')
+    .map(property => property.getFirstValue() as ICAL.Recur);
+  return day =>
+    fixed.has(key(day)) || rules.some(rule => ruleAllows(rule, start, day));
+}
+
+function tooMany(maxDates: number): TooManyDatesError {
+  return new TooManyDatesError(
+    `the file gives more than ${maxDates} days, more than a calendar holds`,
+  );
+}
+
+/**
+ * The next occurrence, or NotICalendarError when ical.js gives up on the
+ * rule (a sub-daily FREQ on a DATE start repeats the same day and ical.js
+ * throws a plain Error): the file is the caller's to fix, not a 500.
+ */
+function nextOccurrence(
+  occurrences: ReturnType<ICAL.Event['iterator']>,
+): ICAL.Time | null {
+  try {
+    return occurrences.next() ?? null;
+  } catch (error) {
+    throw new NotICalendarError(
+      `the body holds a recurrence ical.js cannot expand: ${(error as Error).message}`,
+    );
+  }
+}
+
 /**
  * The whole days of an iCalendar file's all-day events, parsed by ical.js:
  * a single event gives its days; a recurring one (RRULE, RDATE, EXDATE) the
@@ -74,19 +180,25 @@ export function importAllDayDates(
   years = IMPORT_YEARS,
 ): ImportedDates {
   const root = parseCalendar(text);
-  const from = keyOfUtc(new Date(now.getTime() - DAY_MS));
+  const fromMs = Date.UTC(
+    now.getUTCFullYear(),
+    now.getUTCMonth(),
+    now.getUTCDate() - 1,
+  );
   const untilDate = new Date(now.getTime());
   untilDate.setUTCFullYear(untilDate.getUTCFullYear() + years);
-  const until = keyOfUtc(untilDate);
+  const untilMs = Date.UTC(
+    untilDate.getUTCFullYear(),
+    untilDate.getUTCMonth(),
+    untilDate.getUTCDate(),
+  );
+  const recurringWindow = {fromMs, untilMs};
   const dates = new Set<string>();
   let timed = 0;
+  let examined = 0;
   const add = (keys: string[]) => {
     for (const key of keys) dates.add(key);
-    if (dates.size > maxDates) {
-      throw new TooManyDatesError(
-        `the file gives more than ${maxDates} days, more than a calendar holds`,
-      );
-    }
+    if (dates.size > maxDates) throw tooMany(maxDates);
   };
   for (const component of root.getAllSubcomponents('vevent')) {
     const event = new ICAL.Event(component);
@@ -102,17 +214,32 @@ export function importAllDayDates(
       end ? Math.round((end.toUnixTime() - start.toUnixTime()) / 86400) : 1,
     );
     if (!event.isRecurring()) {
-      add(coveredDays(start, days));
+      // A single event gives all its days, whenever they are; one longer
+      // than a calendar holds is refused before its days are listed.
+      if (days > maxDates) throw tooMany(maxDates);
+      const startMs = utcDay(start);
+      add(
+        coveredDays(start, days, {
+          fromMs: startMs,
+          untilMs: startMs + (days - 1) * DAY_MS,
+        }),
+      );
       continue;
     }
+    const isReal = realOccurrences(component, start);
     const occurrences = event.iterator();
     for (
-      let next = occurrences.next();
-      next && dayKey(next.year, next.month, next.day) <= until;
-      next = occurrences.next()
+      let next = nextOccurrence(occurrences);
+      next && utcDay(next) <= untilMs;
+      next = nextOccurrence(occurrences)
     ) {
-      const keys = coveredDays(next, days);
-      add(keys.filter(key => key >= from && key <= until));
+      if (++examined > MAX_OCCURRENCES_EXAMINED) {
+        throw new TooManyDatesError(
+          `the file's recurring events need more than ${MAX_OCCURRENCES_EXAMINED} occurrences walked to reach ${keyOfUtc(new Date(untilMs))}; give them a later DTSTART, an UNTIL or a COUNT`,
+        );
+      }
+      if (!isReal(next)) continue;
+      add(coveredDays(next, days, recurringWindow));
     }
   }
   return {dates: [...dates].sort(), timed_events_ignored: timed};

@@ -14,11 +14,14 @@ import {SecurityBindings} from '@loopback/security';
 import type {CurrentUser} from '../auth/current-user';
 import {OPERATORS} from '../auth/roles';
 import {
-  importAllDayDates,
   IMPORT_YEARS,
   NotICalendarError,
   TooManyDatesError,
 } from '../calendars/ical-dates';
+import {
+  importAllDayDatesIsolated,
+  ImportTooSlowError,
+} from '../calendars/ical-import-isolated';
 import {auditedWrite, visible} from '../crud/audited-write';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
@@ -92,18 +95,10 @@ export class CalendarImportController {
     const current = await this.calendars.findById(id).catch(() => {
       throw new HttpErrors.NotFound(`Entity not found: Calendar with id ${id}`);
     });
-    const imported = this.parse(body);
-    const dates = tidyDates([...(current.dates ?? []), ...imported.dates]);
-    if (dates.length > MAX_CALENDAR_DATES) {
-      throw validationError([
-        fieldError(
-          'body',
-          'tooManyDates',
-          `the calendar would hold ${dates.length} days, more than ${MAX_CALENDAR_DATES}`,
-        ),
-      ]);
-    }
-    await auditedWrite(
+    const imported = await this.parse(body);
+    // The merge reads the dates under a row lock in the write's transaction:
+    // two imports (or an import and a PATCH) at once both keep their days.
+    const merged = await auditedWrite(
       this.calendars,
       {
         actorUserId: this.user.id,
@@ -112,34 +107,61 @@ export class CalendarImportController {
         request: this.request,
       },
       async options => {
+        const [locked] = (await this.calendars.execute(
+          'SELECT dates FROM calendar WHERE id = $1 FOR UPDATE',
+          [id],
+          options,
+        )) as Array<{dates: string[]}>;
+        if (!locked) {
+          throw new HttpErrors.NotFound(
+            `Entity not found: Calendar with id ${id}`,
+          );
+        }
+        const dates = tidyDates([...locked.dates, ...imported.dates]);
+        if (dates.length > MAX_CALENDAR_DATES) {
+          throw validationError([
+            fieldError(
+              'body',
+              'tooManyDates',
+              `the calendar would hold ${dates.length} days, more than ${MAX_CALENDAR_DATES}`,
+            ),
+          ]);
+        }
         await this.calendars.updateById(id, {dates}, options);
+        const before = {...visible(current), dates: locked.dates};
         return {
           id,
-          before: visible(current),
-          after: {...visible(current), dates},
-          result: undefined,
+          before,
+          after: {...before, dates},
+          result: {before: locked.dates.length, after: dates.length},
         };
       },
     );
     return {
-      added: dates.length - (current.dates ?? []).length,
-      dates_total: dates.length,
+      added: merged.after - merged.before,
+      dates_total: merged.after,
       timed_events_ignored: imported.timed_events_ignored,
     };
   }
 
-  private parse(body: unknown) {
+  private async parse(body: unknown) {
     if (typeof body !== 'string' || body.length === 0) {
       throw validationError([
         fieldError('body', 'iCalendar', 'the body must be an iCalendar file'),
       ]);
     }
     try {
-      return importAllDayDates(body, this.clock(), MAX_CALENDAR_DATES);
+      // In a worker with a time budget: ical.js loops forever on some rules.
+      return await importAllDayDatesIsolated(
+        body,
+        this.clock(),
+        MAX_CALENDAR_DATES,
+      );
     } catch (error) {
       if (
         error instanceof NotICalendarError ||
-        error instanceof TooManyDatesError
+        error instanceof TooManyDatesError ||
+        error instanceof ImportTooSlowError
       ) {
         throw validationError([fieldError('body', 'iCalendar', error.message)]);
       }

@@ -76,6 +76,12 @@ const CONSTRAINT_FIELDS: Record<
     message:
       'unknown time zone: the database does not know it; use an IANA name such as Europe/Berlin',
   },
+  scheduler_calendar_ids_exist: {
+    path: '/calendar_ids',
+    code: 'notFound',
+    message:
+      'calendar_ids names a calendar that does not exist (it was deleted meanwhile)',
+  },
   scheduler_stay_alive_max: {
     path: '/stay_alive',
     code: 'stayAliveMax',
@@ -88,6 +94,15 @@ const CONSTRAINT_FIELDS: Record<
     message:
       'you already have 50 webhooks, the most one owner may have: delete one first',
   },
+};
+
+/**
+ * Database rules whose breach is a conflict with another record (409): the
+ * trigger behind the API's own check, for the write that raced it.
+ */
+const CONSTRAINT_CONFLICTS: Record<string, string> = {
+  calendar_in_use:
+    'The calendar is still named in a scheduler’s calendar_ids: remove it from them first',
 };
 
 /** SQLSTATE of a statement cancelled by statement_timeout. */
@@ -165,6 +180,17 @@ export function toHttpError(error: unknown): HttpErrorBody {
       name: 'UnprocessableEntityError',
       message: field.message,
       details: [{path: field.path, code: field.code, message: field.message}],
+    };
+  }
+  const conflict = err.constraint
+    ? CONSTRAINT_CONFLICTS[err.constraint]
+    : undefined;
+  if (status === undefined && err.code === '23503' && conflict) {
+    return {
+      statusCode: 409,
+      name: 'ConflictError',
+      message: conflict,
+      details: [{path: '/id', code: 'inUse', message: conflict}],
     };
   }
   const pgMessage = clientDataMessage(err.code);

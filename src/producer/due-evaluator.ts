@@ -240,12 +240,17 @@ function evaluateOneTime(
   );
 }
 
-/** How many runs each recurring scheduler would have had in `slots` (for skipped-slot logs). */
+/**
+ * How many runs each recurring scheduler would have had in `slots` (for
+ * skipped-slot logs and the missed-runs notice). With `calendars` (built for
+ * these `slots`), a fire a calendar skips is not counted: it was never due.
+ */
 export function countDuePerScheduler(
   candidates: Candidate[],
   slots: Date[],
   defaultTimeZone: string,
   cache: CronCache,
+  calendars?: SlotCalendars,
 ): Map<number, number> {
   const recurring = candidates.filter(candidate => candidate.schedule !== null);
   const window = {current: new Date(0), oldest: new Date(0)};
@@ -256,7 +261,9 @@ export function countDuePerScheduler(
     window,
     defaultTimeZone,
     cache,
+    calendars,
   ).due) {
+    if (run.skipReason !== undefined) continue;
     counts.set(run.schedulerId, (counts.get(run.schedulerId) ?? 0) + 1);
   }
   return counts;

@@ -298,10 +298,15 @@ export class Producer {
     skippedSlots: Date[],
   ): Promise<EvaluationCounts> {
     const candidates = await loadCandidates(this.pool);
-    if (skippedSlots.length > 0) {
-      await this.reportSkipped(candidates, skippedSlots);
-    }
     const loaded = await loadCalendars(this.pool, candidates, this.cache);
+    if (skippedSlots.length > 0) {
+      // A fire a calendar skips was never due: it is not a missed run.
+      await this.reportSkipped(
+        candidates,
+        skippedSlots,
+        new SlotCalendars(loaded.calendars, skippedSlots),
+      );
+    }
     this.logCalendarProblems(loaded.problems);
     const evaluation = evaluateDue(
       candidates,
@@ -468,8 +473,9 @@ export class Producer {
   private async reportSkipped(
     candidates: Parameters<typeof countDuePerScheduler>[0],
     skipped: Date[],
+    calendars: SlotCalendars,
   ): Promise<void> {
-    const counts = this.logSkipped(candidates, skipped);
+    const counts = this.logSkipped(candidates, skipped, calendars);
     try {
       await noticeMissedRuns(
         this.pool,
@@ -487,12 +493,14 @@ export class Producer {
   private logSkipped(
     candidates: Parameters<typeof countDuePerScheduler>[0],
     skipped: Date[],
+    calendars: SlotCalendars,
   ): Map<number, number> {
     const counts = countDuePerScheduler(
       candidates,
       skipped,
       this.config.cronTimeZone,
       this.cache,
+      calendars,
     );
     const from = skipped[0].toISOString();
     const to = skipped[skipped.length - 1].toISOString();

@@ -1,0 +1,132 @@
+import {expect} from '@loopback/testlab';
+import {
+  importAllDayDates,
+  MAX_OCCURRENCES_EXAMINED,
+  NotICalendarError,
+  TooManyDatesError,
+} from '../../calendars/ical-dates';
+
+const NOW = new Date('2026-11-25T00:00:00Z');
+
+/** One all-day VEVENT with the given extra lines, in a VCALENDAR. */
+function oneEvent(lines: string[]): string {
+  return [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//review//hostile//EN',
+    'BEGIN:VEVENT',
+    'UID:hostile@example.org',
+    ...lines,
+    'END:VEVENT',
+    'END:VCALENDAR',
+    '',
+  ].join('\r\n');
+}
+
+describe('iCalendar import: hostile files', () => {
+  // ical.js throws a plain Error ("Same occurrence found twice") for a
+  // sub-daily rule on a DATE start: that must be the caller's 422, not a 500.
+  for (const freq of ['HOURLY', 'MINUTELY', 'SECONDLY']) {
+    it(`refuses FREQ=${freq} on an all-day event as not iCalendar it can read`, () => {
+      const text = oneEvent([
+        'DTSTART;VALUE=DATE:20261201',
+        `RRULE:FREQ=${freq}`,
+      ]);
+      expect(() => importAllDayDates(text, NOW, 20_000)).to.throw(
+        NotICalendarError,
+      );
+    });
+  }
+
+  // Without COUNT or UNTIL, a daily rule from year 1 walks ~740,000
+  // occurrences before the window (16 s of event loop for a 150-byte body).
+  it('refuses a rule that needs more occurrences than the budget before the window ends', () => {
+    const text = oneEvent(['DTSTART;VALUE=DATE:00010101', 'RRULE:FREQ=DAILY']);
+    expect(MAX_OCCURRENCES_EXAMINED).to.be.below(740_000);
+    let refused: unknown;
+    try {
+      importAllDayDates(text, NOW, 20_000);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).to.be.instanceOf(TooManyDatesError);
+    expect((refused as Error).message).to.match(/occurrences/);
+  }).timeout(120_000); // ical.js walks 20,000 occurrences first: seconds
+
+  it('still expands a daily rule from 1990 (legitimate history) inside the window', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:19900101',
+      'RRULE:FREQ=DAILY;INTERVAL=7',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates.length).to.be.within(260, 262);
+    expect(dates[0] >= '2026-11-24').to.be.true();
+  });
+
+  it('clamps a yearly event spanning thousands of years to the five-year window', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20261201',
+      'DTEND;VALUE=DATE:99991231',
+      'RRULE:FREQ=YEARLY',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates[0]).to.equal('2026-12-01');
+    expect(dates[dates.length - 1]).to.equal('2031-11-25');
+  });
+
+  it('refuses a single event longer than a calendar holds', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:00010101',
+      'DTEND;VALUE=DATE:99991231',
+    ]);
+    expect(() => importAllDayDates(text, NOW, 20_000)).to.throw(
+      TooManyDatesError,
+    );
+  });
+});
+
+describe('iCalendar import: days that do not exist', () => {
+  // RFC 5545 3.3.10: a recurrence that falls on a day the month does not
+  // have is ignored. ical.js rolls it over (30 February became 2 March), and
+  // a blackout calendar then skipped fires on a day the file never named.
+  it('ignores 30 February instead of blacking out 1 or 2 March', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20270201',
+      'RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates.filter(d => d.slice(5, 7) === '03')).to.deepEqual([]);
+  });
+
+  it('keeps 29 February only in leap years for a yearly leap-day event', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20280229',
+      'RRULE:FREQ=YEARLY;COUNT=5',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates).to.deepEqual(['2028-02-29']);
+  });
+
+  it('keeps a monthly 31st only in months that have one', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20270131',
+      'RRULE:FREQ=MONTHLY;COUNT=4',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates).to.deepEqual([
+      '2027-01-31',
+      '2027-03-31',
+      '2027-05-31',
+      '2027-07-31',
+    ]);
+  });
+
+  it('still expands BYMONTHDAY=-1 (the last day of each month)', () => {
+    const text = oneEvent([
+      'DTSTART;VALUE=DATE:20270131',
+      'RRULE:FREQ=MONTHLY;BYMONTHDAY=-1;COUNT=3',
+    ]);
+    const {dates} = importAllDayDates(text, NOW, 20_000);
+    expect(dates).to.deepEqual(['2027-01-31', '2027-02-28', '2027-03-31']);
+  });
+});

@@ -1,0 +1,43 @@
+import {expect} from '@loopback/testlab';
+import {ImportSlots} from '../../calendars/import-slots';
+
+/** A task that runs until `finish` is called. */
+function held() {
+  let finish!: () => void;
+  const done = new Promise<void>(resolve => (finish = resolve));
+  return {finish, task: () => done};
+}
+
+const settle = () => new Promise(resolve => setImmediate(resolve));
+
+describe('ImportSlots (review of issue 26: import workers are bounded)', () => {
+  it('runs at most the limit at once and starts the next when one ends', async () => {
+    const slots = new ImportSlots(2);
+    const started: number[] = [];
+    const tasks = [held(), held(), held(), held()];
+    const runs = tasks.map((t, i) =>
+      slots.run(async () => {
+        started.push(i);
+        await t.task();
+        return i;
+      }),
+    );
+    await settle();
+    expect(started).to.deepEqual([0, 1]);
+    tasks[1].finish();
+    await settle();
+    expect(started).to.deepEqual([0, 1, 2]);
+    tasks[0].finish();
+    tasks[2].finish();
+    tasks[3].finish();
+    expect(await Promise.all(runs)).to.deepEqual([0, 1, 2, 3]);
+  });
+
+  it('frees the slot when a task fails', async () => {
+    const slots = new ImportSlots(1);
+    await slots
+      .run(() => Promise.reject(new Error('boom')))
+      .catch(() => undefined);
+    expect(await slots.run(() => Promise.resolve('next'))).to.equal('next');
+  });
+});
