@@ -88,9 +88,14 @@ describe('array columns take the lists people write', () => {
           .map(([property, definition]) => ({name, property, definition})),
       );
     expect(arrays.length).to.be.above(0);
-    // Id lists hold integers; a calendar's dates and times and an HTTP
-    // target's secret header names are strings.
-    const stringLists = new Set(['dates', 'times', 'secret_header_names']);
+    // Id lists hold integers; a calendar's dates and times, an HTTP
+    // target's secret header names and a webhook's events are strings.
+    const stringLists = new Set([
+      'dates',
+      'times',
+      'secret_header_names',
+      'events',
+    ]);
     for (const {name, property, definition} of arrays) {
       expect({name, property, items: definition.items?.type}).to.deepEqual({
         name,

@@ -87,7 +87,9 @@ describe('console: HTTP targets, webhooks and API keys in Chromium (issue 27)', 
     expect(text).to.not.containEql(CREDENTIAL);
     expect(text).to.not.containEql(secret);
     // Edit: the form takes the target's values; an empty credential keeps it.
-    await page.getByRole('button', {name: 'Edit HTTP target Nightly sync'}).click();
+    await page
+      .getByRole('button', {name: 'Edit HTTP target Nightly sync'})
+      .click();
     await page.getByRole('heading', {name: /Edit HTTP target #\d+/}).waitFor();
     expect(await page.getByLabel('URL').inputValue()).to.equal(
       'https://hooks.example.com/sync',
@@ -101,7 +103,11 @@ describe('console: HTTP targets, webhooks and API keys in Chromium (issue 27)', 
         `SELECT url, timeout_ms, secret_headers->>'Authorization' AS auth FROM http_target`,
       ),
     ).to.deepEqual([
-      {url: 'https://hooks.example.com/sync-v2', timeout_ms: 5000, auth: CREDENTIAL},
+      {
+        url: 'https://hooks.example.com/sync-v2',
+        timeout_ms: 5000,
+        auth: CREDENTIAL,
+      },
     ]);
     await page
       .getByRole('button', {

@@ -48,6 +48,8 @@ describe('client generation', () => {
     Notification: ['unreadCount', 'readAll'],
     // Its create is hand-written: the secret is shown once in the answer.
     HttpTarget: ['create', 'rotateSecret'],
+    // The same, and its delivery log and test ping.
+    Webhook: ['create', 'rotateSecret', 'deliveries', 'test'],
     // One variant per response content type of POST /reports/generate.
     Report: [
       'generate$Csv',
