@@ -18,7 +18,7 @@ import type {CurrentUser} from '../auth/current-user';
 import {OPERATORS} from '../auth/roles';
 import {idParam} from '../crud/crud-controller.factory';
 import {createBodySchema} from '../crud/crud-schemas';
-import {auditedWrite, visible} from '../crud/audited-write';
+import {auditedCreate, visible} from '../crud/audited-write';
 import type {EntityRepository} from '../crud/repositories';
 import {repositorySql} from '../database/repository-sql';
 import {currentRequestId} from '../logging/request-context';
@@ -127,28 +127,10 @@ export class HttpTargetSecretController {
   ): Promise<AnyObject> {
     const secret = newSigningSecret();
     const data = {...httpTargetChange(body), signing_secret: secret};
-    const stored = await auditedWrite(
+    const stored = await auditedCreate(
       this.targets,
-      {
-        actorUserId: this.user.id,
-        action: 'create',
-        entity: 'http-target',
-        request: this.request,
-      },
-      async options => {
-        const created = await this.targets.create(data, options);
-        const found = await this.targets.findById(
-          created.getId(),
-          undefined,
-          options,
-        );
-        return {
-          id: created.getId(),
-          before: {},
-          after: visible(found),
-          result: found,
-        };
-      },
+      {actorUserId: this.user.id, entity: 'http-target', request: this.request},
+      data,
     );
     this.response.status(201);
     return {...visible(stored), signing_secret: secret};

@@ -17,7 +17,7 @@ import {SecurityBindings} from '@loopback/security';
 import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import type {CurrentUser} from '../auth/current-user';
 import {OPERATORS} from '../auth/roles';
-import {auditedWrite, visible} from '../crud/audited-write';
+import {auditedCreate, visible} from '../crud/audited-write';
 import {idParam} from '../crud/crud-controller.factory';
 import {createBodySchema} from '../crud/crud-schemas';
 import type {EntityRepository} from '../crud/repositories';
@@ -141,28 +141,10 @@ export class WebhookActionsController {
     if (errors.length > 0) throw validationError(errors);
     const secret = newSigningSecret();
     const data = {...body, user_id: this.user.id, signing_secret: secret};
-    const stored = await auditedWrite(
+    const stored = await auditedCreate(
       this.webhooks,
-      {
-        actorUserId: this.user.id,
-        action: 'create',
-        entity: 'webhook',
-        request: this.request,
-      },
-      async options => {
-        const created = await this.webhooks.create(data, options);
-        const found = await this.webhooks.findById(
-          created.getId(),
-          undefined,
-          options,
-        );
-        return {
-          id: created.getId(),
-          before: {},
-          after: visible(found),
-          result: found,
-        };
-      },
+      {actorUserId: this.user.id, entity: 'webhook', request: this.request},
+      data,
     );
     this.response.status(201);
     return {...visible(stored), signing_secret: secret};

@@ -81,3 +81,35 @@ export async function auditedWrite<E extends Entity, T>(
     throw error;
   }
 }
+
+/**
+ * Creates a record in an audited transaction and reads it back, so the
+ * answer carries the database's defaults. `secretChanged`: a secret was set
+ * (logged only as changed).
+ */
+export async function auditedCreate<E extends Entity>(
+  repository: EntityRepository<E>,
+  event: {actorUserId: number; entity: string; request: Request},
+  data: AnyObject,
+  secretChanged = false,
+): Promise<E> {
+  return auditedWrite(
+    repository,
+    {...event, action: 'create'},
+    async options => {
+      const created = await repository.create(data as E, options);
+      const stored = await repository.findById(
+        created.getId(),
+        undefined,
+        options,
+      );
+      return {
+        id: created.getId(),
+        before: {},
+        after: visible(stored),
+        secretChanged,
+        result: stored,
+      };
+    },
+  );
+}

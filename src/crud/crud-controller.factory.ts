@@ -36,7 +36,7 @@ import {
   visibleFilterSchema,
   visibleProperties,
 } from './crud-schemas';
-import {auditedWrite, visible} from './audited-write';
+import {auditedCreate, auditedWrite, visible} from './audited-write';
 import {changeReasonHeader} from './change-reason-header';
 import {EntityRepository, repositoryKey} from './repositories';
 
@@ -217,25 +217,16 @@ export function defineCrudController<E extends Entity>(
         const data = hooks.beforeCreate
           ? await hooks.beforeCreate(body, this.hookContext)
           : body;
-        const result = await this.audited('create', async options => {
-          const created = await this.repository.create(
-            data as DataObject<E>,
-            options,
-          );
-          // Read back so the answer carries the database's defaults.
-          const stored = await this.repository.findById(
-            created.getId(),
-            undefined,
-            options,
-          );
-          return {
-            id: created.getId(),
-            before: {},
-            after: visible(stored),
-            secretChanged: 'password' in body,
-            result: stored,
-          };
-        });
+        const result = await auditedCreate(
+          this.repository,
+          {
+            actorUserId: this.user.id,
+            entity: auditEntity,
+            request: await this.context.get(RestBindings.Http.REQUEST),
+          },
+          data,
+          'password' in body,
+        );
         this.response.status(201);
         return result;
       }
