@@ -124,16 +124,29 @@ export class RunLedger {
     at: Date,
     durationMs: number,
     error?: string,
+    retryCount = 0,
   ): Promise<void> {
     if (executionId === undefined) return;
     // Unnamed: a named prepared statement lives in one server session, which
-    // a transaction pooler does not keep for us.
+    // a transaction pooler does not keep for us. The mark of an attempt is
+    // dropped once a later attempt has started (the retry is published
+    // before this mark, and a slow database can hold the mark back while the
+    // retries run) or the run has ended: it never overwrites their outcome.
     await this.pool.query({
       text: `UPDATE scheduler_execution
                 SET status = $2, finished_at = $3, duration_ms = $4,
                     last_error = COALESCE($5, last_error)
-              WHERE id = $1`,
-      values: [executionId, status, at, Math.round(durationMs), error ?? null],
+              WHERE id = $1
+                AND status NOT IN ('succeeded', 'failed', 'skipped')
+                AND COALESCE(last_retry_count, 0) <= $6`,
+      values: [
+        executionId,
+        status,
+        at,
+        Math.round(durationMs),
+        error ?? null,
+        retryCount,
+      ],
     });
   }
 

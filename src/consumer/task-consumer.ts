@@ -385,7 +385,15 @@ export class TaskConsumer {
     // Unless the executor's own statement already committed the mark.
     if (!successRecorded) {
       await this.markOutcome(
-        () => ledger.finished(executionId, 'succeeded', this.clock(), duration),
+        () =>
+          ledger.finished(
+            executionId,
+            'succeeded',
+            this.clock(),
+            duration,
+            undefined,
+            retryCount,
+          ),
         logger,
       );
     }
@@ -431,6 +439,7 @@ export class TaskConsumer {
             this.clock(),
             durationMs,
             reason,
+            retryCount,
           ),
         logger,
       );
@@ -455,6 +464,7 @@ export class TaskConsumer {
           this.clock(),
           durationMs,
           reason,
+          retryCount,
         ),
       logger,
     );
@@ -559,6 +569,7 @@ export class TaskConsumer {
           this.clock(),
           0,
           CRASH_LOOP_REASON,
+          retryCount,
         ),
       this.options.logger,
     );

@@ -146,4 +146,24 @@ describe('run ledger', () => {
       finished_at: null,
     });
   });
+
+  it("never lets a late mark of an earlier attempt overwrite a later attempt's outcome", async () => {
+    // The retry is published before its attempt's 'retrying' mark, which a
+    // database cut may hold back for seconds (seen in the chaos suite): the
+    // retries can run and fail for good first.
+    const ledger = new RunLedger(ledgerPool(false));
+    const id = await givenExecution();
+    expect(await ledger.start(id, new Date(), 0)).to.equal('run');
+    expect(await ledger.start(id, new Date(), 1)).to.equal('run');
+    // The late 'retrying' of attempt 0 while attempt 1 runs: still running.
+    await ledger.finished(id, 'retrying', new Date(), 5, 'attempt 0', 0);
+    expect(await row(id)).to.containDeep({status: 'running', attempts: 2});
+    await ledger.finished(id, 'failed', new Date(), 5, 'attempt 1', 1);
+    // ...and after attempt 1 failed for good: still failed.
+    await ledger.finished(id, 'retrying', new Date(), 5, 'attempt 0', 0);
+    expect(await row(id)).to.containDeep({
+      status: 'failed',
+      last_error: 'attempt 1',
+    });
+  });
 });
