@@ -72,5 +72,18 @@ export function createPool(
   pool.on('error', error =>
     logger.warn('Database connection lost', {error: error.message}),
   );
+  // The pool listens to idle clients only. A client checked out across a
+  // wait (a broker confirm, an SMTP answer) whose server goes away emits
+  // 'error' with nobody listening: an uncaught exception that ends the
+  // process. Logged here instead; the client's next query fails, its work
+  // rolls back, and the pool drops it on release.
+  pool.on('connect', client =>
+    client.on('error', error =>
+      logger.warn('Database connection lost', {
+        error: error.message,
+        in_use: true,
+      }),
+    ),
+  );
   return pool;
 }
