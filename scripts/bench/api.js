@@ -7,9 +7,12 @@
 // common term. Prints requests/s and latency percentiles per kind, and the
 // plan PostgreSQL picks for the search. --profile DIR: the API process writes
 // a --cpu-prof profile there; --only ping,by-id limits the request kinds.
+// --client wrk|fetch: the load generator; wrk (Debian's package, a C
+// program that leaves the cores to the API) when installed, else Node's fetch.
 'use strict';
 const os = require('node:os');
 const path = require('node:path');
+const {execFile, execFileSync} = require('node:child_process');
 const {parseArgs} = require('node:util');
 const {createBenchEnvironment} = require('./bench-environment');
 const {percentile, startApiProcess} = require('./api-process');
@@ -23,8 +26,23 @@ const {values} = parseArgs({
     connections: {type: 'string', default: '32'},
     profile: {type: 'string'},
     only: {type: 'string'},
+    client: {type: 'string'},
   },
 });
+const hasWrk = () => {
+  try {
+    execFileSync('wrk', ['--version'], {stdio: 'ignore'});
+    return true;
+  } catch (error) {
+    // wrk --version prints its banner and exits with 1.
+    return error.code !== 'ENOENT';
+  }
+};
+const client = values.client ?? (hasWrk() ? 'wrk' : 'fetch');
+if (!['wrk', 'fetch'].includes(client)) {
+  process.stderr.write('--client takes wrk or fetch\n');
+  process.exit(2);
+}
 const schedulers = Number(values.schedulers);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
@@ -36,7 +54,42 @@ if (only.some(kind => !KINDS.includes(kind))) {
 }
 const PASSWORD = 'bench-password-long-enough';
 
+const WRK_UNITS_MS = {us: 0.001, ms: 1, s: 1000};
+
+/** wrk's figures: requests/s, the 50 % and 99 % latencies, non-2xx answers. */
+async function measureWithWrk(url, headers) {
+  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency'];
+  for (const [name, value] of Object.entries(headers)) {
+    args.push('-H', `${name}: ${value}`);
+  }
+  const out = await new Promise((resolve, reject) =>
+    execFile('wrk', [...args, url], (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    ),
+  );
+  const latency = p => {
+    const [, value, unit] = new RegExp(
+      `^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`,
+      'm',
+    ).exec(out);
+    return Math.round(Number(value) * WRK_UNITS_MS[unit] * 10) / 10;
+  };
+  const total = Number(/(\d+) requests in/.exec(out)[1]);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const errors = /Socket errors: (.*)/.exec(out)?.[1];
+  return {
+    requests_per_s: Math.round(
+      Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1]),
+    ),
+    p50_ms: latency(50),
+    p99_ms: latency(99),
+    statuses: {'2xx': total - non2xx, other: non2xx},
+    ...(errors ? {socket_errors: errors} : {}),
+  };
+}
+
 async function measure(url, headers) {
+  if (client === 'wrk') return measureWithWrk(url, headers);
   const until = Date.now() + seconds * 1000;
   const latencies = [];
   const statuses = {};
@@ -133,6 +186,7 @@ async function main() {
       `${JSON.stringify(
         {
           machine: `${os.cpus().length} cores (${os.cpus()[0].model.trim()}), node ${process.version}, load ${os.loadavg()[0].toFixed(1)}`,
+          client,
           schedulers,
           seed_ms: seedMs,
           seconds,

@@ -22,6 +22,49 @@ function cpuSeconds(pid) {
   }
 }
 
+/** Processes whose CPU a benchmark reports beside its own: the servers it runs on. */
+const SERVER_COMMANDS = {postgres: 'postgresql', 'beam.smp': 'rabbitmq'};
+
+/**
+ * A snapshot of the machine's CPU seconds: every PostgreSQL process (server
+ * and backends) and RabbitMQ's Erlang VM, and the busy time of all cores;
+ * `cpuSince(snapshot)` gives what each used since. A backend that ended in
+ * between is lost (its time is not in its parent's until it is reaped), so
+ * the servers' figures are lower bounds.
+ */
+function machineCpu() {
+  const servers = {postgresql: 0, rabbitmq: 0};
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name =
+        SERVER_COMMANDS[
+          stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+        ];
+      if (name) servers[name] += cpuSeconds(pid);
+    } catch {
+      // Gone while listed.
+    }
+  }
+  // First line of /proc/stat: user nice system idle iowait irq softirq steal.
+  const ticks = fs
+    .readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
+  const busy = ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4];
+  return {...servers, machine_busy: busy / 100};
+}
+
+function cpuSince(before) {
+  const now = machineCpu();
+  return Object.fromEntries(
+    Object.keys(now).map(key => [key, +(now[key] - before[key]).toFixed(2)]),
+  );
+}
+
 /**
  * Starts `dist/index.js` in `mode` (scheduler | worker) with production
  * settings, as `npm run start:<role>` does (the worker with its young-generation
@@ -93,4 +136,11 @@ function countingProxy(port) {
   );
 }
 
-module.exports = {countingProxy, cpuSeconds, startRole, stopAll};
+module.exports = {
+  countingProxy,
+  cpuSeconds,
+  cpuSince,
+  machineCpu,
+  startRole,
+  stopAll,
+};

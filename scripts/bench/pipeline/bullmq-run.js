@@ -9,7 +9,12 @@ const os = require('node:os');
 const path = require('node:path');
 const {spawn} = require('node:child_process');
 const {Queue} = require('bullmq');
-const {cpuSeconds, stopAll} = require('../service-processes');
+const {
+  cpuSeconds,
+  cpuSince,
+  machineCpu,
+  stopAll,
+} = require('../service-processes');
 const {
   nextBoundary,
   seconds,
@@ -124,6 +129,7 @@ async function runBullmq(opts) {
     await sleep(slot.getTime() - Date.now() - 50);
     const pids = [redis.child, ...workers].map(c => c.pid);
     const cpuBefore = pids.map(cpuSeconds);
+    const machineBefore = machineCpu();
     const finished = await waitFor(
       async () =>
         (await queue.getJobCounts('completed')).completed >= opts.schedulers,
@@ -131,6 +137,7 @@ async function runBullmq(opts) {
       200,
     );
     const cpuAfter = pids.map(cpuSeconds);
+    const {machine_busy: machineBusy} = cpuSince(machineBefore);
     const cpu = {'redis-server': +(cpuAfter[0] - cpuBefore[0]).toFixed(2)};
     workers.forEach(
       (_, i) =>
@@ -155,7 +162,7 @@ async function runBullmq(opts) {
       ...startPercentiles(starts),
       last_finish_s: seconds(lastFinish),
       tasks_per_s: Math.round(jobs.length / (lastFinish - firstStart)),
-      cpu_s: cpu,
+      cpu_s: {...cpu, machine_busy: machineBusy},
     };
   } finally {
     await queue?.close().catch(() => undefined);

@@ -9,7 +9,12 @@ const {spawn} = require('node:child_process');
 const amqp = require('amqplib');
 const {Client} = require('pg');
 const {createBenchEnvironment} = require('../bench-environment');
-const {cpuSeconds, stopAll} = require('../service-processes');
+const {
+  cpuSeconds,
+  cpuSince,
+  machineCpu,
+  stopAll,
+} = require('../service-processes');
 const {
   assertTopology,
   brokerTopology,
@@ -117,6 +122,7 @@ async function runFloor(opts) {
     const slot = nextBoundary(2000);
     await sleep(slot.getTime() - Date.now() - 50);
     const cpuBefore = [process.cpuUsage(), cpuSeconds(consumer.pid)];
+    const machineBefore = machineCpu();
     await sleep(slot.getTime() + AFTER_BOUNDARY_MS - Date.now());
     await claimAndPublish(db, channel, slot);
     const received = await waitFor(
@@ -124,6 +130,7 @@ async function runFloor(opts) {
       opts.timeoutS * 1000,
       20,
     );
+    const machine = cpuSince(machineBefore);
     const own = process.cpuUsage(cpuBefore[0]);
     const consumerCpu = cpuSeconds(consumer.pid) - cpuBefore[1];
     const report = await ledgerReport(db, slot);
@@ -142,6 +149,7 @@ async function runFloor(opts) {
       cpu_s: {
         'claim+publish': +((own.user + own.system) / 1e6).toFixed(2),
         consumer: +consumerCpu.toFixed(2),
+        ...machine,
       },
     };
   } finally {

@@ -6,6 +6,8 @@ const {createBenchEnvironment} = require('../bench-environment');
 const {
   countingProxy,
   cpuSeconds,
+  cpuSince,
+  machineCpu,
   startRole,
   stopAll,
 } = require('../service-processes');
@@ -25,6 +27,31 @@ async function transactions(db) {
     `SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()`,
   );
   return Number(rows[0].n);
+}
+
+/**
+ * CPU seconds so far of this database's server backends, by the
+ * application_name of their client (each role's processes set PGAPPNAME):
+ * PostgreSQL's work on behalf of the producer and of each consumer.
+ */
+async function backendCpu(db) {
+  const {rows} = await db.query(
+    `SELECT pid, application_name AS app FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+  );
+  return new Map(rows.map(r => [r.pid, {app: r.app, cpu: cpuSeconds(r.pid)}]));
+}
+
+/** What each role's backends used between two `backendCpu` snapshots. */
+function backendCpuSince(before, after) {
+  const used = {};
+  for (const [pid, {app, cpu}] of after) {
+    const key = `postgresql:${app || 'other'}`;
+    used[key] = +((used[key] ?? 0) + cpu - (before.get(pid)?.cpu ?? 0)).toFixed(
+      2,
+    );
+  }
+  return used;
 }
 
 /**
@@ -64,7 +91,12 @@ async function runService(opts) {
         child: startRole(
           mode,
           name,
-          {DATABASE_URL: databaseUrl, AMQP_URL: env.amqpUrl, ...extra},
+          {
+            DATABASE_URL: databaseUrl,
+            AMQP_URL: env.amqpUrl,
+            PGAPPNAME: name,
+            ...extra,
+          },
           onLine(name),
           nodeFlags,
         ),
@@ -91,6 +123,8 @@ async function runService(opts) {
     }
     await sleep(slot.getTime() - Date.now() - 50);
     const cpuBefore = procs.map(p => cpuSeconds(p.child.pid));
+    const machineBefore = machineCpu();
+    const backendsBefore = await backendCpu(db);
     const burstsBefore = proxies.map(p => p.counter.bursts);
     const xactBefore = await transactions(db);
     const countDone = async () => {
@@ -102,6 +136,8 @@ async function runService(opts) {
       return rows[0].n >= opts.schedulers;
     };
     const finished = await waitFor(countDone, opts.timeoutS * 1000, 200);
+    const machine = cpuSince(machineBefore);
+    const backends = backendCpuSince(backendsBefore, await backendCpu(db));
     const cpu = Object.fromEntries(
       procs.map((p, i) => [
         p.name,
@@ -119,7 +155,7 @@ async function runService(opts) {
       slot: slot.toISOString(),
       finished,
       ...report,
-      cpu_s: cpu,
+      cpu_s: {...cpu, ...machine, ...backends},
       warnings_and_errors: trouble,
       db_transactions_per_task: +(xact / opts.schedulers).toFixed(2),
       ...(opts.roundTrips
