@@ -71,6 +71,8 @@ export class ConsumerObserver implements LifeCycleObserver {
   private webhooks?: WebhookConsumer;
   private webhookDispatcher?: WebhookDispatcher;
   private noticeMailer?: ReportMailer;
+  /** One for every consumer of the process: their ready tasks share a statement. */
+  private reminders?: ReminderExecutor;
   private stopping?: Promise<void>;
 
   constructor(
@@ -106,6 +108,7 @@ export class ConsumerObserver implements LifeCycleObserver {
       Math.max(2, channels + 1),
     );
     this.ledgerPool = ledgerPool;
+    this.reminders = new ReminderExecutor(this.pool, config.databasePoolMode);
     this.connection = new AmqpConnection(config.amqpUrl, this.logger, {
       onConnect: connection =>
         assertTopology(
@@ -256,7 +259,7 @@ export class ConsumerObserver implements LifeCycleObserver {
         ...childOptions,
         env: reportChildEnv(config),
       }),
-      reminder: new ReminderExecutor(pool),
+      reminder: this.reminders!,
       http: new HttpExecutor(pool, {
         outboundAllow: config.httpTasks.outboundAllow,
         timeZone: config.cronTimeZone,

@@ -7,7 +7,6 @@ import {
   statementTimeout,
 } from '../database/pg-pool';
 import type {Logger} from '../logging/logger';
-import type {SqlFragment} from '../executors/task-executor';
 
 /**
  * The ledger's own small pool. Unless `durableCommit`, its sessions commit
@@ -36,6 +35,44 @@ export function createLedgerPool(
 /** What to do with a delivery: run it, or acknowledge it as a duplicate. */
 export type StartDecision =
   'run' | 'succeeded' | 'failed' | 'skipped' | 'attempt-already-ran';
+
+/**
+ * The start rule, over the row `run` and the attempt's retry count: a run
+ * starts unless it ended (succeeded, failed after its retries, skipped as
+ * too old) or waits for a retry of this attempt or a later one.
+ */
+export function startable(run: string, retryCount: string): string {
+  return `${run}.status NOT IN ('succeeded', 'failed', 'skipped')
+          AND NOT (${run}.status = 'retrying' AND COALESCE(${run}.last_retry_count, -1) >= ${retryCount})`;
+}
+
+/**
+ * The ledger's part of a statement that runs whole tasks (see LedgerRun).
+ * The CTE "run" starts each row of the CTE named by tasks (columns n,
+ * execution_id, retry_count, started_at, finished_at, duration_ms) that the
+ * start rule lets start: succeeded where the SQL succeeded (over that row,
+ * aliased t) holds, running otherwise; it returns their n. The CTE "go"
+ * adds the tasks the ledger does not hold (no execution id, or its row is
+ * gone): their effect runs unrecorded, as the consumer runs such tasks.
+ */
+export function startInStatement(tasks: string, succeeded: string): string {
+  return `run AS (
+    UPDATE scheduler_execution e
+       SET status = CASE WHEN ${succeeded} THEN 'succeeded' ELSE 'running' END,
+           attempts = e.attempts + 1, started_at = t.started_at,
+           finished_at = CASE WHEN ${succeeded} THEN t.finished_at END,
+           duration_ms = CASE WHEN ${succeeded} THEN t.duration_ms END,
+           last_retry_count = t.retry_count
+      FROM ${tasks} t
+     WHERE e.id = t.execution_id AND ${startable('e', 't.retry_count')}
+    RETURNING t.n
+  ),
+  go AS (
+    SELECT t.n FROM ${tasks} t
+     WHERE t.n IN (SELECT n FROM run) OR t.execution_id IS NULL
+        OR NOT EXISTS (SELECT 1 FROM scheduler_execution e WHERE e.id = t.execution_id)
+  )`;
+}
 
 /**
  * The consumer's side of the `scheduler_execution` row: published ->
@@ -93,14 +130,20 @@ export class RunLedger {
         text: `UPDATE scheduler_execution
                   SET status = 'running', attempts = attempts + 1, started_at = $2,
                       finished_at = NULL, duration_ms = NULL, last_retry_count = $3
-                WHERE id = $1
-                  AND status NOT IN ('succeeded', 'failed', 'skipped')
-                  AND NOT (status = 'retrying' AND COALESCE(last_retry_count, -1) >= $3)
+                WHERE id = $1 AND ${startable('scheduler_execution', '$3')}
                   ${condition}`,
         values: [executionId, at, retryCount],
       });
       if (rowCount) return 'run';
     }
+    return this.whyNotStarted(executionId);
+  }
+
+  /**
+   * Why the start rule refused a delivery of `executionId`: the run ended,
+   * or its attempt already ran; 'run' when the ledger has no such row.
+   */
+  async whyNotStarted(executionId: number): Promise<StartDecision> {
     const {rows} = await this.pool.query<{status: string}>(
       `SELECT status FROM scheduler_execution WHERE id = $1`,
       [executionId],
@@ -148,25 +191,6 @@ export class RunLedger {
         retryCount,
       ],
     });
-  }
-
-  /**
-   * The success mark of `finished` as an UPDATE for a CTE of the task's own
-   * statement, applied only when `condition` holds (see TaskContext.successMark).
-   */
-  successMark(
-    executionId: number,
-    at: Date,
-    durationMs: number,
-    first: number,
-    condition: string,
-  ): SqlFragment {
-    return {
-      text: `UPDATE scheduler_execution
-                SET status = 'succeeded', finished_at = $${first}, duration_ms = $${first + 1}
-              WHERE id = $${first + 2} AND (${condition})`,
-      values: [at, Math.round(durationMs), executionId],
-    };
   }
 
   /** A shutdown interrupted the run: it waits for redelivery again. */

@@ -303,29 +303,47 @@ export class TaskConsumer {
     ) {
       return;
     }
-    const decision = await ledger.start(executionId, this.clock(), retryCount);
-    this.startFailures = 0;
-    if (decision !== 'run') {
-      logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
-      delivery.ack();
-      return;
+    const executor = this.options.executors[task.type];
+    // An executor whose statement marks the start itself: no mark here.
+    const startsInTask =
+      executor.marksRunStart === true && executionId !== undefined;
+    if (!startsInTask) {
+      const decision = await ledger.start(
+        executionId,
+        this.clock(),
+        retryCount,
+      );
+      this.startFailures = 0;
+      if (decision !== 'run') {
+        logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
+        delivery.ack();
+        return;
+      }
+      if (!this.subscription.isLive(channel)) {
+        // The channel died or shutdown began while the start was being marked.
+        await ledger.interrupted(executionId).catch(() => undefined);
+        logger.info('Stale delivery not started; requeued', {
+          stopping: this.stopped,
+        });
+        delivery.nack(true);
+        return;
+      }
     }
-    if (!this.subscription.isLive(channel)) {
-      // The channel died or shutdown began while the start was being marked.
-      await ledger.interrupted(executionId).catch(() => undefined);
-      logger.info('Stale delivery not started; requeued', {
-        stopping: this.stopped,
-      });
-      delivery.nack(true);
-      return;
-    }
-    logger.info('Task started');
-    this.recordStart(task, headers, retryCount);
+    const startedAt = this.clock();
     const started = process.hrtime.bigint();
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
+    // 'refused': the executor's statement found the delivery a duplicate.
+    const run: {start?: 'started' | 'refused'} = startsInTask
+      ? {}
+      : {start: 'started'};
+    const markStarted = () => {
+      this.startFailures = 0;
+      logger.info('Task started');
+      this.recordStart(task, headers, retryCount);
+    };
+    if (run.start === 'started') markStarted();
     const controller = new AbortController();
     this.running = {controller, channel};
-    let successRecorded = false;
     const context: TaskContext = {
       message: task,
       params: schedulerParamsOf(task),
@@ -333,57 +351,80 @@ export class TaskConsumer {
       attempt,
       logger,
       signal: controller.signal,
-      ...(executionId === undefined
-        ? {}
-        : {
-            successMark: (first: number, condition: string) => {
-              successRecorded = true;
-              return ledger.successMark(
-                executionId,
-                this.clock(),
-                elapsed(),
-                first,
-                condition,
-              );
+      ...(startsInTask
+        ? {
+            run: {
+              executionId: executionId!,
+              retryCount,
+              startedAt,
+              finish: () => ({at: this.clock(), durationMs: elapsed()}),
+              started: (value: boolean) => {
+                run.start = value ? 'started' : 'refused';
+                if (value) markStarted();
+              },
             },
-          }),
+          }
+        : {}),
     };
+    let failure: Error | undefined;
     try {
-      await this.options.executors[task.type].execute(context);
+      await executor.execute(context);
     } catch (error) {
-      if (error instanceof TaskAborted) {
-        await ledger.interrupted(executionId).catch(markError =>
-          logger.warn('Could not mark the interrupted run', {
-            error: (markError as Error).message,
-          }),
-        );
-        logger.warn(
-          this.stopped
-            ? 'Task interrupted by shutdown; message requeued'
-            : 'Task interrupted: its channel closed; the broker redelivers it',
-        );
-        delivery.nack(true);
+      failure = error as Error;
+    } finally {
+      this.running = undefined;
+      if (run.start === 'started') {
+        this.options.metrics?.count('tasksInProgress', {}, -1);
+      }
+      this.options.metrics?.set('consumerLastTask', {}, Date.now() / 1000);
+    }
+    if (run.start === 'refused') {
+      await this.refusedInTask(delivery, executionId!, logger);
+      return;
+    }
+    if (run.start === undefined) {
+      // The executor's statement never committed (it failed, or the task
+      // failed before it): the start is marked here, as for other tasks.
+      const decision = await ledger.start(executionId, startedAt, retryCount);
+      if (decision !== 'run') {
+        logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
+        delivery.ack();
         return;
       }
+      markStarted();
+      this.options.metrics?.count('tasksInProgress', {}, -1);
+      failure ??= new Error('the task did not report its start');
+    }
+    if (failure instanceof TaskAborted) {
+      await ledger.interrupted(executionId).catch(markError =>
+        logger.warn('Could not mark the interrupted run', {
+          error: (markError as Error).message,
+        }),
+      );
+      logger.warn(
+        this.stopped
+          ? 'Task interrupted by shutdown; message requeued'
+          : 'Task interrupted: its channel closed; the broker redelivers it',
+      );
+      delivery.nack(true);
+      return;
+    }
+    if (failure) {
       await this.failed(
         channel,
         delivery,
         task,
-        error as Error,
+        failure,
         retryCount,
         elapsed(),
         logger,
       );
       return;
-    } finally {
-      this.running = undefined;
-      this.options.metrics?.count('tasksInProgress', {}, -1);
-      this.options.metrics?.set('consumerLastTask', {}, Date.now() / 1000);
     }
     const duration = elapsed();
     this.recordDuration(task, 'succeeded', duration);
     // Unless the executor's own statement already committed the mark.
-    if (!successRecorded) {
+    if (!startsInTask) {
       await this.markOutcome(
         () =>
           ledger.finished(
@@ -398,6 +439,26 @@ export class TaskConsumer {
       );
     }
     logger.info('Task succeeded', {duration_ms: Math.round(duration)});
+    delivery.ack();
+  }
+
+  /**
+   * A delivery the executor's statement did not start: a duplicate, acked
+   * with the ledger's reason. Should its row be gone by now (no reason to
+   * give), it is requeued: nothing ran, and the redelivery runs it.
+   */
+  private async refusedInTask(
+    delivery: Delivery,
+    executionId: number,
+    logger: Logger,
+  ): Promise<void> {
+    const decision = await this.options.ledger.whyNotStarted(executionId);
+    if (decision === 'run') {
+      logger.warn('Run vanished while its delivery started; requeued');
+      delivery.nack(true);
+      return;
+    }
+    logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
     delivery.ack();
   }
 

@@ -12,21 +12,34 @@ export interface TaskContext {
   /** Aborted when the consumer shuts down mid-task. */
   signal: AbortSignal;
   /**
-   * The run's success mark as a data-modifying CTE, for an executor whose
-   * own statement can carry it: the task's effect and its outcome then
-   * commit together (one round trip less, and a redelivery after a crash
-   * finds the run succeeded instead of doing it twice). `$first` is the
-   * mark's first parameter number; `condition` (SQL over the executor's own
-   * CTEs) must hold for the mark to apply. Absent for runs the ledger does
-   * not know; asking for it tells the consumer the executor records success.
+   * The run in the ledger, for an executor that marks its start itself
+   * (`TaskExecutor.marksRunStart`): present only for such an executor and a
+   * run the ledger knows.
    */
-  successMark?: (first: number, condition: string) => SqlFragment;
+  run?: LedgerRun;
 }
 
-/** Part of a parameterised statement: text with $n placeholders and their values. */
-export interface SqlFragment {
-  text: string;
-  values: unknown[];
+/**
+ * A run whose start, effect and success an executor commits in one
+ * statement: nothing of it is visible until all of it is, so a crash leaves
+ * either the whole run recorded or nothing (the redelivery runs it then).
+ * The statement applies the ledger's start rule itself: a duplicate
+ * delivery starts nothing and has no effect.
+ */
+export interface LedgerRun {
+  executionId: number;
+  /** Retries before this attempt; the start rule compares it. */
+  retryCount: number;
+  /** When the consumer took the delivery: the run's `started_at`. */
+  startedAt: Date;
+  /** The finish time and duration so far, for the statement's success mark. */
+  finish(): {at: Date; durationMs: number};
+  /**
+   * What the statement did, before anything else is logged: true when it
+   * started the run (its effect ran, and its success is recorded when it
+   * succeeded), false when the start rule refused (nothing ran).
+   */
+  started(value: boolean): void;
 }
 
 /** An expected failure with a reason fit for logs and the failed queue. */
@@ -45,5 +58,10 @@ export class TaskAborted extends Error {
 }
 
 export interface TaskExecutor {
+  /**
+   * True when the task is one database statement that also marks the run's
+   * start and success (see `LedgerRun`): the consumer then marks neither.
+   */
+  readonly marksRunStart?: boolean;
   execute(context: TaskContext): Promise<void>;
 }

@@ -1,6 +1,5 @@
 import {expect} from '@loopback/testlab';
 import type {Pool} from 'pg';
-import {RunLedger} from '../../consumer/run-ledger';
 import {createPool} from '../../database/pg-pool';
 import {ReminderExecutor} from '../../executors/reminder.executor';
 import {TaskContext, TaskFailure} from '../../executors/task-executor';
@@ -129,62 +128,205 @@ describe('ReminderExecutor', () => {
     expect(logs.find('Reminder sent')[0]).to.containDeep({recipients: 0});
   });
 
+  it('sends the tasks ready in the same turn in one statement, each with its own outcome', async () => {
+    const [a, b] = await givenRecipients();
+    const [onlyB] = await sql<{id: number}>(
+      `INSERT INTO reminder (message, user_ids) VALUES ('Only B', $1) RETURNING id`,
+      [JSON.stringify([b])],
+    );
+    const results = await Promise.allSettled([
+      executor.execute(givenContext(1)),
+      executor.execute(givenContext(onlyB.id)),
+      executor.execute(givenContext(999)),
+    ]);
+    expect(statements).to.equal(1);
+    expect(results.map(r => r.status)).to.eql([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+    ]);
+    const notes = await sql<{user_id: number; body: string}>(
+      `SELECT user_id, body FROM notification ORDER BY body, user_id`,
+    );
+    expect(notes).to.eql([
+      {user_id: b, body: 'Only B'},
+      {user_id: a, body: 'Standup'},
+      {user_id: b, body: 'Standup'},
+    ]);
+  });
+
+  it("sends a failing batch again task by task: one task's database error is not the others'", async () => {
+    await givenRecipients();
+    // PostgreSQL refuses text with a NUL character: the whole statement fails.
+    const results = await Promise.allSettled([
+      executor.execute(givenContext(1, {message: 'ok'})),
+      executor.execute(givenContext(1, {message: 'bad \u0000 text'})),
+      executor.execute(givenContext(1, {message: 'fine'})),
+    ]);
+    expect(results.map(r => r.status)).to.eql([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(String((results[1] as PromiseRejectedResult).reason)).to.match(
+      /0x00|\\u0000/,
+    );
+    // One batch, then one statement per task.
+    expect(statements).to.equal(4);
+    const bodies = await sql<{body: string}>(
+      `SELECT DISTINCT body FROM notification ORDER BY body`,
+    );
+    expect(bodies.map(n => n.body)).to.eql(['fine', 'ok']);
+  });
+
   describe('with the run ledger', () => {
-    async function givenRunningExecution(): Promise<number> {
+    async function givenExecution(
+      status = 'published',
+      lastRetryCount: number | null = null,
+    ): Promise<number> {
       const [scheduler] = await sql<{id: number}>(
         `INSERT INTO scheduler (description, schedule, reminder_id)
          VALUES ('standup', '* * * * *', 1) RETURNING id`,
       );
       const [run] = await sql<{id: string}>(
         `INSERT INTO scheduler_execution
-           (scheduler_id, execution_key, container_id, status, published_at, started_at)
-         VALUES ($1, 'cron-2026-11-24-21-00', 'test', 'running', now(), now())
+           (scheduler_id, execution_key, container_id, status, published_at, last_retry_count)
+         VALUES ($1, 'cron-2026-11-24-21-00', 'test', $2, now(), $3)
          RETURNING id`,
-        [scheduler.id],
+        [scheduler.id, status, lastRetryCount],
       );
       return Number(run.id);
     }
 
-    function withSuccessMark(
+    const startedAt = new Date('2026-11-24T21:00:01.000Z');
+    const finishedAt = new Date('2026-11-24T21:00:01.500Z');
+
+    /** The context a consumer gives for a run in the ledger; `said` collects what the executor reported. */
+    function inLedger(
       context: TaskContext,
       executionId: number,
+      said: boolean[],
+      retryCount = 0,
     ): TaskContext {
-      const ledger = new RunLedger(pool);
-      const at = new Date('2026-11-24T21:00:01.500Z');
       return {
         ...context,
-        successMark: (first, condition) =>
-          ledger.successMark(executionId, at, 42.4, first, condition),
+        run: {
+          executionId,
+          retryCount,
+          startedAt,
+          finish: () => ({at: finishedAt, durationMs: 42.4}),
+          started: value => said.push(value),
+        },
       };
     }
 
-    it('commits the notifications and the success mark in the same statement', async () => {
+    const runRow = async (id: number) =>
+      (
+        await sql(
+          `SELECT status, attempts, started_at, finished_at, duration_ms, last_retry_count
+             FROM scheduler_execution WHERE id = $1`,
+          [id],
+        )
+      )[0];
+
+    it('starts the run, writes the notifications and marks success in one statement', async () => {
       await givenRecipients();
-      const executionId = await givenRunningExecution();
-      await executor.execute(withSuccessMark(givenContext(1), executionId));
+      const executionId = await givenExecution();
+      const said: boolean[] = [];
+      await executor.execute(inLedger(givenContext(1), executionId, said));
       expect(statements).to.equal(1);
-      const [run] = await sql<{status: string; duration_ms: number}>(
-        `SELECT status, duration_ms, finished_at FROM scheduler_execution WHERE id = $1`,
-        [executionId],
-      );
-      expect(run).to.containDeep({
+      expect(said).to.eql([true]);
+      expect(await runRow(executionId)).to.eql({
         status: 'succeeded',
+        attempts: 1,
+        started_at: startedAt,
+        finished_at: finishedAt,
         duration_ms: 42,
-        finished_at: new Date('2026-11-24T21:00:01.500Z'),
+        last_retry_count: 0,
       });
       expect(await sql(`SELECT id FROM notification`)).to.have.length(2);
     });
 
-    it('leaves the run as it was when the reminder does not exist', async () => {
-      const executionId = await givenRunningExecution();
+    it('leaves the run started, not finished, when the reminder does not exist', async () => {
+      const executionId = await givenExecution();
+      const said: boolean[] = [];
       await expect(
-        executor.execute(withSuccessMark(givenContext(999), executionId)),
+        executor.execute(inLedger(givenContext(999), executionId, said)),
       ).to.be.rejectedWith(TaskFailure);
-      const [run] = await sql<{status: string}>(
-        `SELECT status, finished_at FROM scheduler_execution WHERE id = $1`,
-        [executionId],
-      );
-      expect(run).to.containDeep({status: 'running', finished_at: null});
+      expect(said).to.eql([true]);
+      expect(await runRow(executionId)).to.containDeep({
+        status: 'running',
+        attempts: 1,
+        started_at: startedAt,
+        finished_at: null,
+      });
+    });
+
+    it('starts nothing and sends nothing for a run that already succeeded', async () => {
+      await givenRecipients();
+      const executionId = await givenExecution('succeeded');
+      const said: boolean[] = [];
+      await executor.execute(inLedger(givenContext(1), executionId, said));
+      expect(said).to.eql([false]);
+      expect(await runRow(executionId)).to.containDeep({
+        status: 'succeeded',
+        attempts: 0,
+      });
+      expect(await sql(`SELECT id FROM notification`)).to.have.length(0);
+      expect(logs.find('Reminder sent')).to.have.length(0);
+    });
+
+    it('refuses a delivery of an attempt whose retry is pending, and runs the retry', async () => {
+      await givenRecipients();
+      const executionId = await givenExecution('retrying', 0);
+      const said: boolean[] = [];
+      await executor.execute(inLedger(givenContext(1), executionId, said, 0));
+      expect(await sql(`SELECT id FROM notification`)).to.have.length(0);
+      await executor.execute(inLedger(givenContext(1), executionId, said, 1));
+      expect(said).to.eql([false, true]);
+      expect(await runRow(executionId)).to.containDeep({
+        status: 'succeeded',
+        last_retry_count: 1,
+      });
+      expect(await sql(`SELECT id FROM notification`)).to.have.length(2);
+    });
+
+    it('notifies once when two deliveries of the same run share a batch', async () => {
+      await givenRecipients();
+      const executionId = await givenExecution();
+      const said: boolean[] = [];
+      await Promise.all([
+        executor.execute(inLedger(givenContext(1), executionId, said)),
+        executor.execute(inLedger(givenContext(1), executionId, said)),
+      ]);
+      expect(statements).to.equal(1);
+      expect(said.sort()).to.eql([false, true]);
+      expect(await runRow(executionId)).to.containDeep({
+        status: 'succeeded',
+        attempts: 1,
+      });
+      expect(await sql(`SELECT id FROM notification`)).to.have.length(2);
+    });
+
+    it('notifies once when two consumers run the same run at once', async () => {
+      await givenRecipients();
+      const executionId = await givenExecution();
+      const other = new ReminderExecutor(pool);
+      const said: boolean[] = [];
+      await Promise.all([
+        executor.execute(inLedger(givenContext(1), executionId, said)),
+        other.execute(inLedger(givenContext(1), executionId, said)),
+      ]);
+      expect(said.sort()).to.eql([false, true]);
+      expect(await sql(`SELECT id FROM notification`)).to.have.length(2);
+    });
+
+    it('runs a task whose ledger row is gone, recording nothing', async () => {
+      await givenRecipients();
+      const said: boolean[] = [];
+      await executor.execute(inLedger(givenContext(1), 987654, said));
+      expect(said).to.eql([true]);
+      expect(await sql(`SELECT id FROM notification`)).to.have.length(2);
     });
   });
 });
