@@ -2,6 +2,7 @@ import amqp, {Channel, ChannelModel, ConfirmChannel} from 'amqplib';
 import {EventEmitter} from 'node:events';
 import type {Logger} from '../logging/logger';
 import {connectOrder, parseBrokerUrls} from './broker-urls';
+import {amqpSocketOf, coalesceTurnWrites} from './turn-writes';
 
 export interface AmqpConnectionOptions {
   /** Runs on every (re)connect before the connection is announced. */
@@ -114,6 +115,14 @@ export class AmqpConnection extends EventEmitter {
       noDelay: true,
     });
     this.node = describeAmqpUrl(node);
+    const socket = amqpSocketOf(connection);
+    if (socket) coalesceTurnWrites(socket);
+    else {
+      this.logger.warn(
+        'Broker connection: frames are written one by one (amqplib changed shape)',
+        {broker: this.node},
+      );
+    }
     if (this.stopping) {
       // stop() ran while this (re)connect was under way: do not keep it.
       await connection.close().catch(() => undefined);

@@ -5,10 +5,15 @@
 // received `count` messages. Usage: floor-consumer.js AMQP_URL COUNT CHANNELS
 const amqp = require('amqplib');
 const {TASK_QUEUE} = require('../../../dist/queue/topology');
+const {
+  amqpSocketOf,
+  coalesceTurnWrites,
+} = require('../../../dist/queue/turn-writes');
 
 async function main() {
   const [url, count, channels] = process.argv.slice(2);
-  const connection = await amqp.connect(url);
+  const connection = await amqp.connect(url, {noDelay: true});
+  coalesceTurnWrites(amqpSocketOf(connection));
   let received = 0;
   let first;
   for (let i = 0; i < Number(channels); i++) {

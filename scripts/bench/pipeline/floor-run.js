@@ -23,6 +23,10 @@ const {
 } = require('../../../dist/queue/topology');
 const {executionKey} = require('../../../dist/scheduling/execution-key');
 const {
+  amqpSocketOf,
+  coalesceTurnWrites,
+} = require('../../../dist/queue/turn-writes');
+const {
   ledgerReport,
   nextBoundary,
   seedReminderSchedulers,
@@ -92,7 +96,9 @@ async function runFloor(opts) {
   const env = await createBenchEnvironment();
   const db = new Client({connectionString: env.databaseUrl});
   await db.connect();
-  const connection = await amqp.connect(env.amqpUrl);
+  const connection = await amqp.connect(env.amqpUrl, {noDelay: true});
+  // As the service's connections: a turn's frames leave in one write.
+  coalesceTurnWrites(amqpSocketOf(connection));
   const children = [];
   try {
     await seedReminderSchedulers(db, opts.schedulers);
