@@ -16,6 +16,9 @@ export interface DatabaseTarget {
   poolMode: PoolMode;
 }
 
+/** How long a pooled connection may stay idle: past the producer's minute tick. */
+export const IDLE_CONNECTION_MS = 5 * 60_000;
+
 /** DB_STATEMENT_TIMEOUT_MS's default: the background roles' statement limit. */
 export const DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS = 60_000;
 
@@ -67,6 +70,10 @@ export function createPool(
   const pool = new Pool({
     connectionString: url,
     max,
+    // pg's default (10 s) closed every connection between two minute ticks:
+    // each tick then connected anew, on sessions with cold caches and no
+    // prepared statements, just when a whole minute's runs were due.
+    idleTimeoutMillis: IDLE_CONNECTION_MS,
     ...(options ? {options} : {}),
   });
   pool.on('error', error =>
