@@ -53,6 +53,9 @@ import {
 } from './datasources/postgres.datasource';
 import {JwtStrategy} from './auth/jwt.strategy';
 import {ApiKeyStrategy} from './auth/api-key.strategy';
+import {AuthChangeFeedObserver} from './auth/auth-change-feed.observer';
+import {AuthUserCache} from './auth/user-cache';
+import {AuthCacheResetMiddlewareProvider} from './middleware/auth-cache-reset.middleware';
 import {ApiKeyController} from './controllers/api-key.controller';
 import {RoleAuthorizerProvider} from './auth/role.authorizer';
 import {loadInstallationJwtSecret} from './auth/installation-secret';
@@ -327,6 +330,13 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
       new TokenService(appConfig.jwt, undefined, loadSecret),
     );
     this.bind(AuthBindings.KNOWN_LOCKS).to(this.knownLocks);
+    this.bind(AuthBindings.USER_CACHE).to(
+      new AuthUserCache(appConfig.authUserCacheMs),
+    );
+    if (runsRole(appConfig.appMode, 'api')) {
+      this.lifeCycleObserver(AuthChangeFeedObserver);
+      this.middleware(AuthCacheResetMiddlewareProvider);
+    }
     this.component(AuthenticationComponent);
     registerAuthenticationStrategy(this, JwtStrategy);
     registerAuthenticationStrategy(this, ApiKeyStrategy);

@@ -2,6 +2,7 @@ import {BindingKey} from '@loopback/core';
 import type {AppConfig} from './config';
 import type {KnownLocks} from './auth/login-throttle';
 import type {TokenService} from './auth/token.service';
+import type {AuthUserCache} from './auth/user-cache';
 import type {TaskExecutor} from './executors/task-executor';
 import type {Logger} from './logging/logger';
 import type {TaskType} from './queue/task-message';
@@ -30,6 +31,8 @@ export namespace AuthBindings {
   export const KNOWN_LOCKS = BindingKey.create<KnownLocks>('auth.knownLocks');
   /** The clock login throttling reads; tests bind their own. */
   export const CLOCK = BindingKey.create<() => Date>('auth.clock');
+  /** The users behind bearer tokens, kept for AUTH_USER_CACHE_MS (see AuthUserCache). */
+  export const USER_CACHE = BindingKey.create<AuthUserCache>('auth.userCache');
 }
 
 export namespace ProducerBindings {

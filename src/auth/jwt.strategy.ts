@@ -1,16 +1,19 @@
 import {AuthenticationStrategy} from '@loopback/authentication';
 import {repositorySql} from '../database/repository-sql';
-import {inject} from '@loopback/core';
+import {BindingScope, inject, injectable} from '@loopback/core';
 import {HttpErrors, Request} from '@loopback/rest';
 import {AuthBindings} from '../keys';
 import type {UserRepository} from '../crud/repositories';
 import type {User} from '../models';
 import {CurrentUser, toCurrentUser} from './current-user';
 import type {TokenClaims, TokenService} from './token.service';
+import {AuthUserCache} from './user-cache';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/;
 
 /** `Authorization: Bearer <jwt>` for an existing, active user. */
+// Nothing per request: one instance serves every request.
+@injectable({scope: BindingScope.SINGLETON})
 export class JwtStrategy implements AuthenticationStrategy {
   name = 'jwt';
 
@@ -18,6 +21,8 @@ export class JwtStrategy implements AuthenticationStrategy {
     @inject(AuthBindings.TOKEN_SERVICE) private readonly tokens: TokenService,
     @inject('repositories.UserRepository')
     private readonly users: UserRepository,
+    @inject(AuthBindings.USER_CACHE, {optional: true})
+    private readonly cache: AuthUserCache = new AuthUserCache(0),
   ) {}
 
   async authenticate(request: Request): Promise<CurrentUser> {
@@ -33,8 +38,12 @@ export class JwtStrategy implements AuthenticationStrategy {
     }
     await this.tokens.ensureSecret();
     const claims = this.tokens.verify(match[1]);
-    const user = await this.currentUser(claims);
-    if (!user) throw new HttpErrors.Unauthorized('Invalid or expired token');
+    let user = this.cache.get(claims);
+    if (!user) {
+      user = await this.currentUser(claims);
+      if (!user) throw new HttpErrors.Unauthorized('Invalid or expired token');
+      this.cache.set(claims, user);
+    }
     return {
       ...user,
       tokenId: claims.tokenId,

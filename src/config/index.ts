@@ -90,6 +90,8 @@ export interface AppConfig {
   dbStatementTimeoutMs: number;
   /** statement_timeout of the API's database sessions (requests must not hang). */
   apiStatementTimeoutMs: number;
+  /** How long the API keeps the user behind a bearer token; 0 looks it up on every request. */
+  authUserCacheMs: number;
   /** Messages a consumer holds unacknowledged; tasks still run one at a time. */
   cronWorkerPrefetch: number;
   /** Consumers (channels) of cron_scheduler in one worker process, each one task at a time. */
@@ -646,6 +648,7 @@ function readConfig(env: Env): AppConfig {
       10_000,
       integer(100, 10 * 60 * 1000),
     ),
+    authUserCacheMs: read(env, 'AUTH_USER_CACHE_MS', 5000, integer(0, 60_000)),
     cronWorkerPrefetch: read(env, 'CRON_WORKER_PREFETCH', 1, integer(1, 1000)),
     cronWorkerChannels: read(env, 'CRON_WORKER_CHANNELS', 1, integer(1, 32)),
     // Off: ledger marks commit without waiting for the WAL flush (docs/tasks.md).

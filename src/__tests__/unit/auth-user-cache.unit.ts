@@ -1,0 +1,113 @@
+import {expect} from '@loopback/testlab';
+import {securityId} from '@loopback/security';
+import {authFeedUrl} from '../../auth/auth-change-feed.observer';
+import type {CurrentUser} from '../../auth/current-user';
+import type {TokenClaims} from '../../auth/token.service';
+import {AuthUserCache} from '../../auth/user-cache';
+
+describe('AuthUserCache', () => {
+  let now: number;
+  const claims = (userId: number, tokenId = `t-${userId}`): TokenClaims => ({
+    userId,
+    issuedAt: new Date(1_700_000_000_000),
+    expiresAt: new Date(1_700_003_600_000),
+    tokenId,
+  });
+  const user = (id: number): CurrentUser => ({
+    [securityId]: String(id),
+    id,
+    email: `u${id}@example.com`,
+    role: 'viewer',
+  });
+  const trusted = (ttlMs = 5000, max?: number) => {
+    const cache = new AuthUserCache(ttlMs, max, () => now);
+    cache.trust(true);
+    return cache;
+  };
+
+  beforeEach(() => (now = 1_000_000));
+
+  it('answers for the same user, time and token id only', () => {
+    const cache = trusted();
+    cache.set(claims(1), user(1));
+    expect(cache.get(claims(1))?.id).to.equal(1);
+    expect(cache.get(claims(1, 'other-token'))).to.be.undefined();
+    expect(
+      cache.get({...claims(1), issuedAt: new Date(1_700_000_001_000)}),
+    ).to.be.undefined();
+  });
+
+  it('forgets an entry once ttlMs has passed', () => {
+    const cache = trusted(5000);
+    cache.set(claims(1), user(1));
+    now += 4999;
+    expect(cache.get(claims(1))).to.not.be.undefined();
+    now += 1;
+    expect(cache.get(claims(1))).to.be.undefined();
+    expect(cache.size).to.equal(0);
+  });
+
+  it('keeps nothing while untrusted or with a TTL of 0, and starts empty on each change of trust', () => {
+    const off = new AuthUserCache(5000, undefined, () => now);
+    off.set(claims(1), user(1));
+    expect(off.get(claims(1))).to.be.undefined();
+    const zero = trusted(0);
+    zero.set(claims(1), user(1));
+    expect(zero.get(claims(1))).to.be.undefined();
+    const cache = trusted();
+    cache.set(claims(1), user(1));
+    cache.trust(false);
+    expect(cache.get(claims(1))).to.be.undefined();
+    cache.trust(true);
+    expect(cache.get(claims(1))).to.be.undefined();
+  });
+
+  it('drops the oldest entry past its size bound', () => {
+    const cache = trusted(5000, 2);
+    cache.set(claims(1), user(1));
+    cache.set(claims(2), user(2));
+    cache.set(claims(3), user(3));
+    expect(cache.size).to.equal(2);
+    expect(cache.get(claims(1))).to.be.undefined();
+    expect(cache.get(claims(3))?.id).to.equal(3);
+  });
+
+  it('empties on clear()', () => {
+    const cache = trusted();
+    cache.set(claims(1), user(1));
+    cache.clear();
+    expect(cache.get(claims(1))).to.be.undefined();
+  });
+});
+
+describe('authFeedUrl', () => {
+  const direct = 'postgres://db:5432/app';
+  const pooler = 'postgres://pgbouncer:6432/app';
+
+  it('listens on DATABASE_URL of a session pool', () => {
+    expect(
+      authFeedUrl({
+        databasePoolMode: 'session',
+        databaseUrl: direct,
+        databaseDirectUrl: direct,
+      }),
+    ).to.equal(direct);
+  });
+
+  it('listens on DATABASE_DIRECT_URL behind a transaction pooler, and not at all without one', () => {
+    expect(
+      authFeedUrl({
+        databasePoolMode: 'transaction',
+        databaseUrl: pooler,
+        databaseDirectUrl: direct,
+      }),
+    ).to.equal(direct);
+    expect(
+      authFeedUrl({
+        databasePoolMode: 'transaction',
+        databaseUrl: pooler,
+        databaseDirectUrl: pooler,
+      }),
+    ).to.be.undefined();
+  });
+});
