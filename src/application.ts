@@ -9,7 +9,11 @@ import {
   AuthorizationDecision,
   AuthorizationTags,
 } from '@loopback/authorization';
-import {ApplicationConfig, createBindingFromClass} from '@loopback/core';
+import {
+  ApplicationConfig,
+  BindingScope,
+  createBindingFromClass,
+} from '@loopback/core';
 import {RepositoryMixin} from '@loopback/repository';
 import {
   RestApplication,
@@ -182,8 +186,11 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     // dist/, where a stale compiled file could shadow a real controller.
     this.dataSource(PostgresDataSource);
 
+    // Repositories hold no per-request state: one each, not one per request.
     for (const resource of RESOURCES) {
-      this.repository(defineRepository(resource.model));
+      this.repository(defineRepository(resource.model), {
+        defaultScope: BindingScope.SINGLETON,
+      });
     }
     this.setUpHttp(appConfig);
     if (runsRole(appConfig.appMode, 'scheduler')) {
@@ -347,6 +354,7 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     this.component(AuthorizationComponent);
     this.bind('authorizers.role')
       .toProvider(RoleAuthorizerProvider)
+      .inScope(BindingScope.SINGLETON)
       .tag(AuthorizationTags.AUTHORIZER);
   }
 }

@@ -1,5 +1,5 @@
 import {AuthenticationStrategy} from '@loopback/authentication';
-import {inject} from '@loopback/core';
+import {BindingScope, inject, injectable} from '@loopback/core';
 import {HttpErrors, Request} from '@loopback/rest';
 import {securityId} from '@loopback/security';
 import {AuthBindings} from '../keys';
@@ -35,6 +35,8 @@ interface KeyRow {
  * current one, so a demoted or deactivated owner's keys shrink or stop at
  * once. Anything but a `tsk_` bearer is left to the next strategy.
  */
+// Nothing per request: one instance serves every request.
+@injectable({scope: BindingScope.SINGLETON})
 export class ApiKeyStrategy implements AuthenticationStrategy {
   name = 'api-key';
 

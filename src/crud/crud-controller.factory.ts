@@ -38,6 +38,7 @@ import {
 } from './crud-schemas';
 import {auditedCreate, auditedWrite, visible} from './audited-write';
 import {changeReasonHeader} from './change-reason-header';
+import {recordReaderOf} from './record-reader';
 import {EntityRepository, repositoryKey} from './repositories';
 
 type Id = number | string;
@@ -165,8 +166,13 @@ export function defineCrudController<E extends Entity>(
 
     /** The record, if it exists and the caller may see it; else 404. */
     protected async loadVisible(id: Id): Promise<E> {
-      const where = this.scoped({[idName]: id} as Where<E>);
-      const found = await this.repository.findOne({where});
+      const where = this.scoped({[idName]: id} as Where<E>)!;
+      // Plain conditions (the id, an owner scope) skip juggler's query building.
+      const reader = recordReaderOf(this.repository);
+      const conditions = reader.plainConditions(where);
+      const found = conditions
+        ? await reader.findOne(conditions)
+        : await this.repository.findOne({where});
       if (!found) throw notFound(id);
       return found;
     }
