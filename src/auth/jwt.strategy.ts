@@ -36,14 +36,17 @@ export class JwtStrategy implements AuthenticationStrategy {
         'Authorization header must be "Bearer <token>"',
       );
     }
-    await this.tokens.ensureSecret();
-    const claims = this.tokens.verify(match[1]);
-    let user = this.cache.get(claims);
-    if (!user) {
-      user = await this.currentUser(claims);
-      if (!user) throw new HttpErrors.Unauthorized('Invalid or expired token');
-      this.cache.set(claims, user);
+    const token = match[1];
+    let verified = this.cache.get(token);
+    if (!verified || !this.tokens.isCurrent(verified.claims)) {
+      await this.tokens.ensureSecret();
+      const claims = this.tokens.verify(token);
+      const found = await this.currentUser(claims);
+      if (!found) throw new HttpErrors.Unauthorized('Invalid or expired token');
+      verified = {claims, user: found};
+      this.cache.set(token, claims, found);
     }
+    const {claims, user} = verified;
     return {
       ...user,
       tokenId: claims.tokenId,

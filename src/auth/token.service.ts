@@ -105,6 +105,16 @@ export class TokenService {
     return {token, expires_at: new Date(exp * 1000).toISOString()};
   }
 
+  /**
+   * Whether verified claims still hold now: `exp` is the only check of
+   * `verify` that time can turn (its limit on age follows from `exp` -
+   * `iat` <= JWT_TTL), so a verified token kept for a while is rechecked
+   * with this alone.
+   */
+  isCurrent(claims: TokenClaims): boolean {
+    return this.clock().getTime() < claims.expiresAt.getTime();
+  }
+
   verify(token: string): TokenClaims {
     const secret = this.verificationKey();
     const now = Math.floor(this.clock().getTime() / 1000);

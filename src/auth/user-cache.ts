@@ -4,18 +4,27 @@ import type {TokenClaims} from './token.service';
 /** Tokens whose users one API process keeps at most; past it the oldest go. */
 export const MAX_CACHED_TOKENS = 10_000;
 
+/** A token found valid: what its signature said, and its user then. */
+export interface VerifiedToken {
+  claims: TokenClaims;
+  user: CurrentUser;
+}
+
 /**
  * The users behind bearer tokens, for a few seconds: a client sending many
- * requests with one token costs one lookup, not one per request. An entry
- * answers only while the cache is trusted, that is while something tells it
- * of every change that takes access away (see AuthChangeFeed); each such
- * change, and each change of trust, empties it. Only users found valid are
- * kept: a refusal is looked up again next time.
+ * requests with one token costs one signature check and one lookup, not one
+ * of each per request. Keyed by the token itself, so an entry stands only for
+ * the exact token that was verified; its expiry is still checked on every use
+ * (see TokenService.isCurrent). An entry answers only while the cache is
+ * trusted, that is while something tells it of every change that takes
+ * access away (see AuthChangeFeed); each such change, and each change of
+ * trust, empties it. Only tokens found valid are kept: a refusal is checked
+ * again next time.
  */
 export class AuthUserCache {
   private readonly entries = new Map<
     string,
-    {user: CurrentUser; expiresAt: number}
+    VerifiedToken & {cachedUntil: number}
   >();
   private trusted = false;
 
@@ -30,28 +39,28 @@ export class AuthUserCache {
     return this.ttlMs > 0 && this.trusted;
   }
 
-  /** The token's user, if one was found valid within the last ttlMs. */
-  get(claims: TokenClaims): CurrentUser | undefined {
+  /** The token and its user, if found valid within the last ttlMs. */
+  get(token: string): VerifiedToken | undefined {
     if (!this.enabled) return undefined;
-    const key = keyOf(claims);
-    const entry = this.entries.get(key);
+    const entry = this.entries.get(token);
     if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
-      this.entries.delete(key);
+    if (entry.cachedUntil <= this.now()) {
+      this.entries.delete(token);
       return undefined;
     }
-    return entry.user;
+    return entry;
   }
 
-  set(claims: TokenClaims, user: CurrentUser): void {
+  set(token: string, claims: TokenClaims, user: CurrentUser): void {
     if (!this.enabled) return;
     if (this.entries.size >= this.maxEntries) {
       // Insertion order: the first key is the oldest entry.
       this.entries.delete(this.entries.keys().next().value!);
     }
-    this.entries.set(keyOf(claims), {
+    this.entries.set(token, {
+      claims,
       user,
-      expiresAt: this.now() + this.ttlMs,
+      cachedUntil: this.now() + this.ttlMs,
     });
   }
 
@@ -69,9 +78,4 @@ export class AuthUserCache {
   get size(): number {
     return this.entries.size;
   }
-}
-
-/** What the user lookup depends on: the user, when the token was issued, and its id. */
-function keyOf(claims: TokenClaims): string {
-  return `${claims.userId}:${claims.issuedAt.getTime()}:${claims.tokenId ?? ''}`;
 }

@@ -7,11 +7,11 @@ import {AuthUserCache} from '../../auth/user-cache';
 
 describe('AuthUserCache', () => {
   let now: number;
-  const claims = (userId: number, tokenId = `t-${userId}`): TokenClaims => ({
+  const claims = (userId: number): TokenClaims => ({
     userId,
     issuedAt: new Date(1_700_000_000_000),
     expiresAt: new Date(1_700_003_600_000),
-    tokenId,
+    tokenId: `t-${userId}`,
   });
   const user = (id: number): CurrentUser => ({
     [securityId]: String(id),
@@ -19,64 +19,68 @@ describe('AuthUserCache', () => {
     email: `u${id}@example.com`,
     role: 'viewer',
   });
+  const token = (id: number) => `header.payload-${id}.signature`;
   const trusted = (ttlMs = 5000, max?: number) => {
     const cache = new AuthUserCache(ttlMs, max, () => now);
     cache.trust(true);
     return cache;
   };
+  const put = (cache: AuthUserCache, id: number) =>
+    cache.set(token(id), claims(id), user(id));
 
   beforeEach(() => (now = 1_000_000));
 
-  it('answers for the same user, time and token id only', () => {
+  it('answers for the very token it verified, with its claims and user', () => {
     const cache = trusted();
-    cache.set(claims(1), user(1));
-    expect(cache.get(claims(1))?.id).to.equal(1);
-    expect(cache.get(claims(1, 'other-token'))).to.be.undefined();
-    expect(
-      cache.get({...claims(1), issuedAt: new Date(1_700_000_001_000)}),
-    ).to.be.undefined();
+    put(cache, 1);
+    expect(cache.get(token(1))).to.containDeep({
+      claims: claims(1),
+      user: {id: 1},
+    });
+    expect(cache.get(`${token(1)}x`)).to.be.undefined();
+    expect(cache.get(token(2))).to.be.undefined();
   });
 
   it('forgets an entry once ttlMs has passed', () => {
     const cache = trusted(5000);
-    cache.set(claims(1), user(1));
+    put(cache, 1);
     now += 4999;
-    expect(cache.get(claims(1))).to.not.be.undefined();
+    expect(cache.get(token(1))).to.not.be.undefined();
     now += 1;
-    expect(cache.get(claims(1))).to.be.undefined();
+    expect(cache.get(token(1))).to.be.undefined();
     expect(cache.size).to.equal(0);
   });
 
   it('keeps nothing while untrusted or with a TTL of 0, and starts empty on each change of trust', () => {
     const off = new AuthUserCache(5000, undefined, () => now);
-    off.set(claims(1), user(1));
-    expect(off.get(claims(1))).to.be.undefined();
+    put(off, 1);
+    expect(off.get(token(1))).to.be.undefined();
     const zero = trusted(0);
-    zero.set(claims(1), user(1));
-    expect(zero.get(claims(1))).to.be.undefined();
+    put(zero, 1);
+    expect(zero.get(token(1))).to.be.undefined();
     const cache = trusted();
-    cache.set(claims(1), user(1));
+    put(cache, 1);
     cache.trust(false);
-    expect(cache.get(claims(1))).to.be.undefined();
+    expect(cache.get(token(1))).to.be.undefined();
     cache.trust(true);
-    expect(cache.get(claims(1))).to.be.undefined();
+    expect(cache.get(token(1))).to.be.undefined();
   });
 
   it('drops the oldest entry past its size bound', () => {
     const cache = trusted(5000, 2);
-    cache.set(claims(1), user(1));
-    cache.set(claims(2), user(2));
-    cache.set(claims(3), user(3));
+    put(cache, 1);
+    put(cache, 2);
+    put(cache, 3);
     expect(cache.size).to.equal(2);
-    expect(cache.get(claims(1))).to.be.undefined();
-    expect(cache.get(claims(3))?.id).to.equal(3);
+    expect(cache.get(token(1))).to.be.undefined();
+    expect(cache.get(token(3))?.user.id).to.equal(3);
   });
 
   it('empties on clear()', () => {
     const cache = trusted();
-    cache.set(claims(1), user(1));
+    put(cache, 1);
     cache.clear();
-    expect(cache.get(claims(1))).to.be.undefined();
+    expect(cache.get(token(1))).to.be.undefined();
   });
 });
 

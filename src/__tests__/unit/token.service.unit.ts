@@ -79,6 +79,17 @@ describe('TokenService', () => {
     rejects(later, issued.token);
   });
 
+  it('tells verified claims current until the second their token expires, as verify does', () => {
+    const claims = service.verify(service.issue(1).token);
+    const at = (ms: number) =>
+      new TokenService(CONFIG, () => new Date(NOW.getTime() + ms));
+    expect(at(3599_999).isCurrent(claims)).to.be.true();
+    expect(at(3600_000).isCurrent(claims)).to.be.false();
+    // verify agrees at both instants.
+    expect(at(3599_999).verify(service.issue(1).token).userId).to.equal(1);
+    rejects(at(3600_000), service.issue(1).token);
+  });
+
   it('refuses alg none', () => {
     const payload = {
       sub: '1',
