@@ -1,4 +1,4 @@
-import {inject, injectable, Provider} from '@loopback/core';
+import {BindingScope, inject, injectable, Provider} from '@loopback/core';
 import {asMiddleware, Middleware, RestMiddlewareGroups} from '@loopback/rest';
 import type {AuthUserCache} from '../auth/user-cache';
 import {AuthBindings} from '../keys';
@@ -17,6 +17,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
     group: 'authCacheReset',
     downstreamGroups: [RestMiddlewareGroups.SEND_RESPONSE],
   }),
+  // Nothing per request: made once, not on every request.
+  {scope: BindingScope.SINGLETON},
 )
 export class AuthCacheResetMiddlewareProvider implements Provider<Middleware> {
   constructor(

@@ -1,4 +1,4 @@
-import {inject, injectable, Provider} from '@loopback/core';
+import {BindingScope, inject, injectable, Provider} from '@loopback/core';
 import {
   asMiddleware,
   BaseRoute,
@@ -48,6 +48,8 @@ export function methodLabel(method: string | undefined): string {
     upstreamGroups: [REQUEST_LOG_GROUP],
     downstreamGroups: [RestMiddlewareGroups.SEND_RESPONSE],
   }),
+  // Nothing per request: made once, not on every request.
+  {scope: BindingScope.SINGLETON},
 )
 export class HttpMetricsMiddlewareProvider implements Provider<Middleware> {
   constructor(

@@ -1,4 +1,4 @@
-import {inject, injectable, Provider} from '@loopback/core';
+import {BindingScope, inject, injectable, Provider} from '@loopback/core';
 import {asMiddleware, Middleware} from '@loopback/rest';
 import {LoggingBindings} from '../keys';
 import {componentLogger, Logger} from '../logging/logger';
@@ -19,6 +19,8 @@ export const REQUEST_ID_GROUP = 'requestId';
     group: REQUEST_ID_GROUP,
     downstreamGroups: [REQUEST_LOG_GROUP],
   }),
+  // Nothing per request: made once, not on every request.
+  {scope: BindingScope.SINGLETON},
 )
 export class RequestIdMiddlewareProvider implements Provider<Middleware> {
   private readonly logger: Logger;

@@ -1,4 +1,4 @@
-import {inject, injectable, Provider} from '@loopback/core';
+import {BindingScope, inject, injectable, Provider} from '@loopback/core';
 import {asMiddleware, Middleware, RestMiddlewareGroups} from '@loopback/rest';
 import {componentLogger, Logger} from '../logging/logger';
 import {startRequestLog} from '../logging/request-log';
@@ -16,6 +16,8 @@ export const REQUEST_LOG_GROUP = 'requestLog';
     group: REQUEST_LOG_GROUP,
     downstreamGroups: [RestMiddlewareGroups.SEND_RESPONSE],
   }),
+  // Nothing per request: made once, not on every request.
+  {scope: BindingScope.SINGLETON},
 )
 export class RequestLoggingMiddlewareProvider implements Provider<Middleware> {
   private readonly logger: Logger;
