@@ -1,20 +1,25 @@
 #!/usr/bin/env node
 // Pipeline benchmark, minute boundary to task start:
 //   npm run bench:pipeline -- [--schedulers 10000] [--consumers 1]
-//     [--mode service|floor] [--compare bullmq] [--compare floor]
-//     [--round-trips] [--profile DIR] [--timeout 180]
+//     [--channels 32] [--mode service|floor] [--compare bullmq]
+//     [--compare floor] [--bullmq-concurrency 1] [--round-trips]
+//     [--profile DIR] [--timeout 180]
 // --mode service (default): real `start:scheduler` and C `start:worker`
-//   processes on the bench's own database and vhost; N reminder schedulers
-//   (one recipient) due in the same minute. Reports from the run ledger:
-//   last claim, last confirm, start p50/p99/max, last finish, tasks/s, CPU s.
+//   processes on the bench's own database and vhost, each worker with
+//   --channels consumer channels (CRON_WORKER_CHANNELS; prefetch 1, one task
+//   at a time each); N reminder schedulers (one recipient) due in the same
+//   minute. Reports from the run ledger: last claim, last confirm, start
+//   p50/p99/max, starts per quarter second, last finish, tasks/s, and the CPU
+//   seconds of each process, PostgreSQL (by role) and RabbitMQ.
 // --mode floor: a bare claim + publish-with-confirm loop and a bare acking
 //   consumer, no application: the dispatch-lag floor.
 // --compare bullmq|floor (repeatable): the same N and C, in the same
-//   invocation, after the main run; prints the ratios.
+//   invocation, after the main run; prints the ratios. BullMQ's C workers
+//   run --bullmq-concurrency jobs at a time (the issue's comparison: 1).
 // --round-trips: counts the consumers' PostgreSQL round trips (a proxy).
 // --profile DIR: the service processes write --cpu-prof profiles to DIR.
 // Extra settings of the workers come from PIPELINE_WORKER_ENV
-// (JSON), e.g. PIPELINE_WORKER_ENV='{"CRON_WORKER_CHANNELS":"2"}'.
+// (JSON, after --channels), e.g. PIPELINE_WORKER_ENV='{"LOG_LEVEL":"warn"}'.
 'use strict';
 const os = require('node:os');
 const path = require('node:path');
@@ -31,6 +36,8 @@ const {values} = parseArgs({
   options: {
     schedulers: {type: 'string', default: '10000'},
     consumers: {type: 'string', default: '1'},
+    channels: {type: 'string', default: '32'},
+    'bullmq-concurrency': {type: 'string', default: '1'},
     mode: {type: 'string', default: 'service'},
     compare: {type: 'string', multiple: true, default: []},
     'round-trips': {type: 'boolean', default: false},
@@ -41,18 +48,27 @@ const {values} = parseArgs({
 const opts = {
   schedulers: Number(values.schedulers),
   consumers: Number(values.consumers),
+  channels: Number(values.channels),
+  bullmqConcurrency: Number(values['bullmq-concurrency']),
   timeoutS: Number(values.timeout),
   roundTrips: values['round-trips'],
   profileDir: values.profile && path.resolve(values.profile),
   consumerEnv: {},
 };
-for (const name of ['schedulers', 'consumers', 'timeoutS']) {
+const FLAGS = {
+  schedulers: 'schedulers',
+  consumers: 'consumers',
+  channels: 'channels',
+  bullmqConcurrency: 'bullmq-concurrency',
+  timeoutS: 'timeout',
+};
+for (const [name, flag] of Object.entries(FLAGS)) {
   if (!Number.isInteger(opts[name]) || opts[name] < 1) {
-    fail(
-      `--${name === 'timeoutS' ? 'timeout' : name} must be a positive integer`,
-    );
+    fail(`--${flag} must be a positive integer`);
   }
 }
+if (opts.channels > 32) fail('--channels takes 1 to 32 (CRON_WORKER_CHANNELS)');
+opts.consumerEnv.CRON_WORKER_CHANNELS = String(opts.channels);
 if (!['service', 'floor'].includes(values.mode))
   fail('--mode must be service or floor');
 for (const other of values.compare) {
@@ -118,6 +134,7 @@ async function main() {
         benchmark: 'pipeline',
         schedulers: opts.schedulers,
         consumers: opts.consumers,
+        channels_per_consumer: Number(opts.consumerEnv.CRON_WORKER_CHANNELS),
         worker_env: opts.consumerEnv,
         runs,
         ratios,

@@ -66,12 +66,26 @@ function cpuSince(before) {
 }
 
 /**
+ * The node flags `npm run start:<mode>` passes (package.json's script, between
+ * `node` and `dist/index.js`), so a benchmark runs a role as operators do.
+ */
+function startFlags(mode) {
+  const {scripts} = JSON.parse(
+    fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'),
+  );
+  const script = scripts[`start:${mode}`];
+  const flags = / node (.*?)\s*dist\/index\.js/.exec(script ?? '');
+  if (!flags) throw new Error(`no start:${mode} script running dist/index.js`);
+  return flags[1].split(/\s+/).filter(Boolean);
+}
+
+/**
  * Starts `dist/index.js` in `mode` (scheduler | worker) with production
- * settings, as `npm run start:<role>` does (the worker with its young-generation
- * flag); `onLine` gets each stdout line. `nodeFlags` come first (`--cpu-prof`).
+ * settings, as `npm run start:<role>` does (with its node flags); `onLine`
+ * gets each stdout line. `nodeFlags` come first (`--cpu-prof`).
  */
 function startRole(mode, name, env, onLine, nodeFlags = []) {
-  const flags = mode === 'worker' ? ['--max-semi-space-size=8'] : [];
+  const flags = startFlags(mode);
   const child = spawn(
     process.execPath,
     [...nodeFlags, ...flags, path.join(ROOT, 'dist/index.js')],
@@ -138,6 +152,7 @@ function countingProxy(port) {
 
 module.exports = {
   countingProxy,
+  startFlags,
   cpuSeconds,
   cpuSince,
   machineCpu,

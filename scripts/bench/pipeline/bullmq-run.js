@@ -73,10 +73,15 @@ async function startRedis(dir) {
   return {child, port};
 }
 
-function startWorker(port) {
+function startWorker(port, concurrency) {
   const child = spawn(
     process.execPath,
-    [path.join(__dirname, 'bullmq-worker.js'), String(port), QUEUE],
+    [
+      path.join(__dirname, 'bullmq-worker.js'),
+      String(port),
+      QUEUE,
+      String(concurrency),
+    ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -90,7 +95,7 @@ function startWorker(port) {
   return child;
 }
 
-/** opts: schedulers, consumers, timeoutS. */
+/** opts: schedulers, consumers, bullmqConcurrency, timeoutS. */
 async function runBullmq(opts) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-redis-'));
   const children = [];
@@ -102,7 +107,7 @@ async function runBullmq(opts) {
       connection: {host: '127.0.0.1', port: redis.port},
     });
     const workers = Array.from({length: opts.consumers}, () =>
-      startWorker(redis.port),
+      startWorker(redis.port, opts.bullmqConcurrency),
     );
     children.push(...workers);
     await Promise.all(workers.map(w => w.ready));
@@ -156,6 +161,7 @@ async function runBullmq(opts) {
     const lastFinish = Math.max(...finishes);
     return {
       run: 'bullmq',
+      concurrency: opts.bullmqConcurrency,
       slot: slot.toISOString(),
       finished,
       succeeded: jobs.length,

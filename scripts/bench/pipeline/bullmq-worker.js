@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 'use strict';
-// One BullMQ worker process, one job at a time (concurrency 1), no-op jobs.
-// Usage: bullmq-worker.js REDIS_PORT QUEUE_NAME
+// One BullMQ worker process running no-op jobs, CONCURRENCY at a time (the
+// issue's comparison: 1). Usage: bullmq-worker.js REDIS_PORT QUEUE_NAME [CONCURRENCY]
 const {Worker} = require('bullmq');
 
-const [port, queueName] = process.argv.slice(2);
+const [port, queueName, concurrency = '1'] = process.argv.slice(2);
 const worker = new Worker(queueName, async () => undefined, {
   connection: {host: '127.0.0.1', port: Number(port)},
-  concurrency: 1,
+  concurrency: Number(concurrency),
 });
 let errors = 0;
 worker.on('error', error => {

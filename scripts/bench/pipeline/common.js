@@ -84,6 +84,17 @@ async function ledgerReport(db, slot) {
   );
   const r = rows[0];
   const span = r.last_finish_s - r.first_start_s;
+  // Task starts per quarter second after the boundary: stalls show as gaps.
+  const {rows: quarters} = await db.query(
+    `SELECT floor(extract(epoch FROM started_at - $1) * 4)::int AS q, count(*)::int AS n
+       FROM scheduler_execution WHERE slot = $1 AND started_at IS NOT NULL
+      GROUP BY 1 ORDER BY 1`,
+    [slot],
+  );
+  const startsPerQuarterSecond = [];
+  for (const {q, n} of quarters) {
+    if (q >= 0 && q < 4 * 120) startsPerQuarterSecond[q] = n;
+  }
   return {
     claimed: r.claimed,
     succeeded: r.succeeded,
@@ -95,6 +106,10 @@ async function ledgerReport(db, slot) {
     start_max_s: seconds(r.start_max_s),
     last_finish_s: seconds(r.last_finish_s),
     tasks_per_s: span > 0 ? Math.round(r.succeeded / span) : null,
+    starts_per_quarter_second: Array.from(
+      startsPerQuarterSecond,
+      n => n ?? 0,
+    ).join(' '),
   };
 }
 

@@ -138,6 +138,20 @@ async function runService(opts) {
     const finished = await waitFor(countDone, opts.timeoutS * 1000, 200);
     const machine = cpuSince(machineBefore);
     const backends = backendCpuSince(backendsBefore, await backendCpu(db));
+    // The producer records each confirm's time after the broker's answer:
+    // fast consumers can be done first. The report waits for those marks.
+    await waitFor(
+      async () => {
+        const {rows} = await db.query(
+          `SELECT count(*)::int AS n FROM scheduler_execution
+            WHERE slot = $1 AND published_at IS NOT NULL`,
+          [slot],
+        );
+        return rows[0].n >= opts.schedulers;
+      },
+      10_000,
+      100,
+    );
     const cpu = Object.fromEntries(
       procs.map((p, i) => [
         p.name,
