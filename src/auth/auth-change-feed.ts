@@ -9,6 +9,8 @@ export interface AuthChangeFeedOptions {
   /** First wait before reconnecting; doubles up to maxBackoffMs. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** How long a connection attempt may go unanswered before it is retried. */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -24,6 +26,8 @@ export interface AuthChangeFeedOptions {
  */
 export class AuthChangeFeed {
   private client?: Client;
+  /** The session being opened, not listening yet. */
+  private connecting?: Client;
   private stopped = true;
   private retryTimer?: NodeJS.Timeout;
   private attempt = 0;
@@ -40,10 +44,15 @@ export class AuthChangeFeed {
     return this.client !== undefined;
   }
 
-  /** Listens now if it can, else keeps trying in the background. */
+  /**
+   * Starts listening in the background, retrying until it does: the cache
+   * is an optimisation, so a session that is slow or never answers must not
+   * hold up the API's start (until it listens, every request looks its user
+   * up).
+   */
   async start(): Promise<void> {
     this.stopped = false;
-    await this.connect();
+    this.connect().catch(() => undefined);
   }
 
   /** Idempotent: stops listening and reconnecting; the cache is distrusted. */
@@ -53,6 +62,10 @@ export class AuthChangeFeed {
     this.cache.trust(false);
     const client = this.client;
     this.client = undefined;
+    // A session still being opened may get no answer to its goodbye either:
+    // not waited for (its connect timeout ends it).
+    this.connecting?.end().catch(() => undefined);
+    this.connecting = undefined;
     await client?.end().catch(() => undefined);
   }
 
@@ -62,7 +75,10 @@ export class AuthChangeFeed {
       // A silent network loss shows within a minute; the cache's TTL bounds what it misses.
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
+      // An attempt nobody answers (a stalled server or proxy) is retried.
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
     });
+    this.connecting = client;
     let lost = false;
     const onLost = (error?: Error) => {
       if (lost) return;
@@ -79,6 +95,8 @@ export class AuthChangeFeed {
       onLost(error as Error);
       await client.end().catch(() => undefined);
       return;
+    } finally {
+      if (this.connecting === client) this.connecting = undefined;
     }
     if (lost) return;
     if (this.stopped) {

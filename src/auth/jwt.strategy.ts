@@ -39,12 +39,14 @@ export class JwtStrategy implements AuthenticationStrategy {
     const token = match[1];
     let verified = this.cache.get(token);
     if (!verified || !this.tokens.isCurrent(verified.claims)) {
+      // Taken before the lookup reads: a change heard while it runs voids it.
+      const generation = this.cache.generation;
       await this.tokens.ensureSecret();
       const claims = this.tokens.verify(token);
       const found = await this.currentUser(claims);
       if (!found) throw new HttpErrors.Unauthorized('Invalid or expired token');
       verified = {claims, user: found};
-      this.cache.set(token, claims, found);
+      this.cache.set(token, claims, found, generation);
     }
     const {claims, user} = verified;
     return {

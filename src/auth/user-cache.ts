@@ -19,7 +19,9 @@ export interface VerifiedToken {
  * trusted, that is while something tells it of every change that takes
  * access away (see AuthChangeFeed); each such change, and each change of
  * trust, empties it. Only tokens found valid are kept: a refusal is checked
- * again next time.
+ * again next time. A lookup takes `generation` before it reads the user and
+ * hands it to `set`: if the cache was emptied meanwhile, what it read may
+ * predate the change that emptied it, and it is not kept.
  */
 export class AuthUserCache {
   private readonly entries = new Map<
@@ -27,6 +29,7 @@ export class AuthUserCache {
     VerifiedToken & {cachedUntil: number}
   >();
   private trusted = false;
+  private emptiedCount = 0;
 
   constructor(
     /** How long an entry answers; 0 turns the cache off. */
@@ -51,8 +54,22 @@ export class AuthUserCache {
     return entry;
   }
 
-  set(token: string, claims: TokenClaims, user: CurrentUser): void {
-    if (!this.enabled) return;
+  /** Changes whenever the cache is emptied: taken before a lookup, for `set`. */
+  get generation(): number {
+    return this.emptiedCount;
+  }
+
+  /**
+   * Keeps what a lookup found, unless the cache was emptied since that
+   * lookup took `generation` (before it read the user).
+   */
+  set(
+    token: string,
+    claims: TokenClaims,
+    user: CurrentUser,
+    generation: number,
+  ): void {
+    if (!this.enabled || generation !== this.emptiedCount) return;
     if (this.entries.size >= this.maxEntries) {
       // Insertion order: the first key is the oldest entry.
       this.entries.delete(this.entries.keys().next().value!);
@@ -66,13 +83,14 @@ export class AuthUserCache {
 
   /** Forgets every user: access may have been taken away from any of them. */
   clear(): void {
+    this.emptiedCount++;
     this.entries.clear();
   }
 
   /** Whether changes reach the cache now; either way it starts empty. */
   trust(trusted: boolean): void {
     this.trusted = trusted;
-    this.entries.clear();
+    this.clear();
   }
 
   get size(): number {

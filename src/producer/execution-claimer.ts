@@ -37,6 +37,10 @@ export async function claimRuns(
   containerId: string,
 ): Promise<Claim[]> {
   const claims: Claim[] = [];
+  // Runs this call claimed in its earlier statements (other minutes of a
+  // catch-up): not earlier runs for the overlap check, which sees what was
+  // there before the tick, as one statement for every minute would.
+  const claimedHere: number[] = [];
   for (const [slot, ofSlot] of bySlot(runs)) {
     const key = executionKey(slot);
     for (let start = 0; start < ofSlot.length; start += BATCH_SIZE) {
@@ -48,8 +52,10 @@ export async function claimRuns(
         containerId,
         OVERLAP_SKIP_REASON,
         batch.map(run => run.skipReason ?? null),
+        claimedHere,
       ]);
       for (const row of rows) {
+        if (!row.skipped) claimedHere.push(Number(row.execution_id));
         claims.push({
           ...row,
           // bigint ids arrive as strings; they stay far below 2^53.
@@ -78,8 +84,9 @@ function bySlot(runs: DueRun[]): Map<Date, DueRun[]> {
 /**
  * One minute's claims: $1 scheduler ids, $2 the execution key, $3 the slot,
  * $4 the container, $5 the overlap skip reason, $6 each run's calendar skip
- * reason (or null). The slot and key are one value for the whole batch, not
- * a column of it: less to send, parse and return.
+ * reason (or null), $7 the runs claimed by the tick's earlier statements
+ * (left out of the overlap check). The slot and key are one value for the
+ * whole batch, not a column of it: less to send, parse and return.
  */
 const CLAIM_STATEMENT = `
   WITH wanted AS (
@@ -100,6 +107,7 @@ const CLAIM_STATEMENT = `
           SELECT 1 FROM scheduler_execution e
            WHERE e.scheduler_id = s.id
              AND e.status IN ('claimed', 'published', 'running', 'retrying')
+             AND e.id <> ALL($7::bigint[])
         ) AS still_going
       ) o
     ON CONFLICT (scheduler_id, execution_key) DO NOTHING

@@ -1,4 +1,5 @@
 import {expect} from '@loopback/testlab';
+import type {UserRepository} from '../../crud/repositories';
 import {AuthBindings} from '../../keys';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
 import {asUser, givenTeam, Team} from '../fixtures/security';
@@ -113,6 +114,80 @@ describe('auth user cache', () => {
     expect(Date.now() - changed).to.be.below(1000);
     await asUser(given.client, team.viewer).get('/api/schedulers').expect(401);
   });
+
+  /**
+   * Holds the answer of the next token lookup (the JWT strategy's query of
+   * app_user) after PostgreSQL gave it: a lookup whose snapshot came before
+   * a change, answered after that change emptied the cache, as a busy
+   * process or network can order them. Nothing is faked: the statement runs.
+   */
+  async function holdNextLookup() {
+    const users = await given.app.get<UserRepository>(
+      'repositories.UserRepository',
+    );
+    const execute = users.execute;
+    let reached!: () => void;
+    let release!: () => void;
+    const answered = new Promise<void>(resolve => (reached = resolve));
+    const released = new Promise<void>(resolve => (release = resolve));
+    users.execute = async function (this: UserRepository, ...args) {
+      const result = await execute.apply(this, args);
+      if (String(args[0]).includes('FROM app_user u')) {
+        users.execute = execute;
+        reached();
+        await released;
+      }
+      return result;
+    } as typeof execute;
+    return {answered, release, restore: () => (users.execute = execute)};
+  }
+
+  /** Resolves once the cache has been emptied after this call. */
+  function emptied(): Promise<unknown> {
+    const c = cache();
+    c.set('not-a-token', {} as never, {} as never, c.generation);
+    return eventually(
+      () => c.size === 0 || undefined,
+      2000,
+      'the cache to empty',
+    );
+  }
+
+  for (const where of ['another process', 'this process'] as const) {
+    it(`keeps no user looked up before a deactivation by ${where} that emptied the cache meanwhile`, async () => {
+      cache().clear();
+      const hold = await holdNextLookup();
+      try {
+        const inFlight = asUser(given.client, team.viewer).get(
+          '/api/schedulers',
+        );
+        const done = inFlight.then(response => response.status);
+        await hold.answered;
+        // The lookup read the user as active; now the user is deactivated.
+        const cleared = emptied();
+        if (where === 'another process') {
+          await sql(`UPDATE app_user SET active = false WHERE id = $1`, [
+            team.viewer.id,
+          ]);
+        } else {
+          await announced(false);
+          await asUser(given.client, team.admin)
+            .patch(`/api/users/${team.viewer.id}`)
+            .send({active: false})
+            .expect(200);
+        }
+        await cleared;
+        hold.release();
+        // In flight across the change: its answer may go either way.
+        await done;
+      } finally {
+        hold.restore();
+      }
+      await asUser(given.client, team.viewer)
+        .get('/api/schedulers')
+        .expect(401);
+    });
+  }
 
   it('looks every user up while it cannot hear changes, and trusts the cache again once it listens', async () => {
     await asUser(given.client, team.viewer).get('/api/schedulers').expect(200);

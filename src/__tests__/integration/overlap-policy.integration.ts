@@ -77,4 +77,29 @@ describe('producer: overlap policy', () => {
       'published',
     ]);
   });
+
+  it('claims every missed minute of a catch-up tick: its runs are not held back by each other', async () => {
+    const [skip, other] = await insertSchedulers([{}, {}]);
+    await sql(`UPDATE scheduler SET overlap_policy = 'skip' WHERE id = $1`, [
+      skip,
+    ]);
+    // Three minutes missed (10:01, 10:02, 10:03), claimed by one tick.
+    const tick = await p.producer.tick(at('2026-11-21T10:03:00.100Z'));
+    expect(tick).to.containDeep({claimed: 6, skipped_overlap: 0});
+    expect(await runs(skip)).to.deepEqual(
+      ['01', '02', '03'].map(minute => ({
+        execution_key: `cron-2026-11-21-10-${minute}`,
+        status: 'published',
+        status_reason: null,
+      })),
+    );
+    expect((await runs(other)).map(r => r.status)).to.deepEqual([
+      'published',
+      'published',
+      'published',
+    ]);
+    // The next tick sees them going: its run is skipped.
+    const next = await p.producer.tick(at('2026-11-21T10:04:00.100Z'));
+    expect(next).to.containDeep({claimed: 1, skipped_overlap: 1});
+  });
 });

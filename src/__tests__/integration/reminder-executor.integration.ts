@@ -1,7 +1,10 @@
 import {expect} from '@loopback/testlab';
 import type {Pool} from 'pg';
 import {createPool} from '../../database/pg-pool';
-import {ReminderExecutor} from '../../executors/reminder.executor';
+import {
+  MAX_REMINDER_BATCH,
+  ReminderExecutor,
+} from '../../executors/reminder.executor';
 import {TaskContext, TaskFailure} from '../../executors/task-executor';
 import {LogCapture} from '../fixtures/log-capture';
 import {
@@ -177,6 +180,68 @@ describe('ReminderExecutor', () => {
       `SELECT DISTINCT body FROM notification ORDER BY body`,
     );
     expect(bodies.map(n => n.body)).to.eql(['fine', 'ok']);
+  });
+
+  it('keeps hostile recipient lists and ids to their own task: the others of the batch are sent', async () => {
+    const [a, b] = await givenRecipients();
+    // Written straight in the database, past the API's checks (arrays: a constraint).
+    const hostile = await sql<{id: number}>(
+      `INSERT INTO reminder (message, user_ids, group_ids) VALUES
+         ('fraction', '[1.5]', '[]'),
+         ('object inside', '[{"a": 1}]', '[]'),
+         ('too big', '[3000000000]', '[]'),
+         ('text', '["x"]', '[]'),
+         ('group too big', '[]', '[1e30]')
+       RETURNING id`,
+    );
+    const [nulls] = await sql<{id: number}>(
+      `INSERT INTO reminder (message, user_ids, group_ids)
+       VALUES ('nulls', $1, '[null]') RETURNING id`,
+      [JSON.stringify([null, b])],
+    );
+    const results = await Promise.allSettled([
+      executor.execute(givenContext(1)),
+      ...hostile.map(r => executor.execute(givenContext(r.id))),
+      executor.execute(givenContext(nulls.id)),
+      // Ids no reminder has: beyond int4, and beyond what bigint holds.
+      executor.execute(givenContext(3_000_000_000)),
+      executor.execute(givenContext(1e20)),
+    ]);
+    expect(results.map(r => r.status)).to.eql([
+      'fulfilled',
+      ...hostile.map(() => 'rejected'),
+      'fulfilled',
+      'rejected',
+      'rejected',
+    ]);
+    expect(
+      String((results[hostile.length + 2] as PromiseRejectedResult).reason),
+    ).to.match(/reminder 3000000000 does not exist/);
+    const notes = await sql<{user_id: number; body: string}>(
+      `SELECT user_id, body FROM notification ORDER BY body, user_id`,
+    );
+    expect(notes).to.containDeep([
+      {user_id: a, body: 'Standup'},
+      {user_id: b, body: 'Standup'},
+      {user_id: b, body: 'nulls'},
+    ]);
+    expect(notes).to.have.length(3);
+  });
+
+  it('sends more tasks than a batch holds in several statements, each task once', async () => {
+    await givenRecipients();
+    const count = MAX_REMINDER_BATCH * 2 + 10;
+    const results = await Promise.allSettled(
+      Array.from({length: count}, (_, i) =>
+        executor.execute(givenContext(1, {message: `m${i}`})),
+      ),
+    );
+    expect(results.filter(r => r.status === 'fulfilled')).to.have.length(count);
+    expect(statements).to.equal(3);
+    const [{bodies, rows}] = await sql<{bodies: number; rows: number}>(
+      `SELECT count(DISTINCT body)::int AS bodies, count(*)::int AS rows FROM notification`,
+    );
+    expect({bodies, rows}).to.eql({bodies: count, rows: count * 2});
   });
 
   describe('with the run ledger', () => {

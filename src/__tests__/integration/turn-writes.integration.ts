@@ -56,6 +56,63 @@ describe('broker connections: one write per turn', () => {
     }
   });
 
+  it('keeps order and flow with publishes far past the socket buffer, one turn each', async () => {
+    const connection = await amqp.connect(TEST_AMQP_URL, {noDelay: true});
+    try {
+      coalesceTurnWrites(amqpSocketOf(connection)!);
+      const channel = await connection.createConfirmChannel();
+      const {queue} = await channel.assertQueue('', {exclusive: true});
+      // 8 MiB bodies (many frames each) between small ones, all in one turn.
+      const bodies = Array.from({length: 9}, (_, i) =>
+        i % 3 === 1
+          ? Buffer.alloc(8 * 1024 * 1024, String.fromCharCode(97 + i))
+          : Buffer.from(`small ${i}`),
+      );
+      await Promise.all(
+        bodies.map(
+          body =>
+            new Promise<void>((resolve, reject) =>
+              channel.sendToQueue(queue, body, {}, error =>
+                error ? reject(error) : resolve(),
+              ),
+            ),
+        ),
+      );
+      for (const body of bodies) {
+        const message = await channel.get(queue, {noAck: true});
+        expect(message && message.content.equals(body)).to.be.true();
+      }
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('fails the confirms of a turn whose connection drops before its write, and throws nothing', async () => {
+    const connection = await amqp.connect(TEST_AMQP_URL, {noDelay: true});
+    connection.on('error', () => undefined);
+    const socket = amqpSocketOf(connection)! as unknown as Socket;
+    coalesceTurnWrites(socket);
+    const channel = await connection.createConfirmChannel();
+    channel.on('error', () => undefined);
+    const {queue} = await channel.assertQueue('', {exclusive: true});
+    const outcomes = Array.from(
+      {length: 5},
+      (_, i) =>
+        new Promise<string>(resolve =>
+          channel.sendToQueue(queue, Buffer.from(`m${i}`), {}, error =>
+            resolve(error ? 'failed' : 'confirmed'),
+          ),
+        ),
+    );
+    // Still corked: the frames have not left when the connection drops.
+    socket.destroy(new Error('network gone'));
+    const settled = await Promise.race([
+      Promise.all(outcomes),
+      new Promise<'hung'>(resolve => setTimeout(() => resolve('hung'), 3000)),
+    ]);
+    expect(settled).to.eql(Array(5).fill('failed'));
+  });
+
   it("coalesces the service's own connections", async () => {
     const logs = new LogCapture();
     const connection = new AmqpConnection(TEST_AMQP_URL, logs.logger);

@@ -26,7 +26,7 @@ describe('AuthUserCache', () => {
     return cache;
   };
   const put = (cache: AuthUserCache, id: number) =>
-    cache.set(token(id), claims(id), user(id));
+    cache.set(token(id), claims(id), user(id), cache.generation);
 
   beforeEach(() => (now = 1_000_000));
 
@@ -74,6 +74,21 @@ describe('AuthUserCache', () => {
     expect(cache.size).to.equal(2);
     expect(cache.get(token(1))).to.be.undefined();
     expect(cache.get(token(3))?.user.id).to.equal(3);
+  });
+
+  it('keeps nothing a lookup found if the cache was emptied while it ran', () => {
+    const cache = trusted();
+    const before = cache.generation;
+    cache.clear();
+    cache.set(token(1), claims(1), user(1), before);
+    expect(cache.get(token(1))).to.be.undefined();
+    const untrusted = cache.generation;
+    cache.trust(false);
+    cache.trust(true);
+    cache.set(token(1), claims(1), user(1), untrusted);
+    expect(cache.get(token(1))).to.be.undefined();
+    put(cache, 1);
+    expect(cache.get(token(1))?.user.id).to.equal(1);
   });
 
   it('empties on clear()', () => {
