@@ -16,8 +16,12 @@ export interface DatabaseTarget {
   poolMode: PoolMode;
 }
 
-/** How long a pooled connection may stay idle: past the producer's minute tick. */
-export const IDLE_CONNECTION_MS = 5 * 60_000;
+/**
+ * How long a pooled connection may stay idle: past the producer's minute
+ * tick, and below the 4 minutes after which some load balancers drop an idle
+ * connection without a word.
+ */
+export const IDLE_CONNECTION_MS = 2 * 60_000;
 
 /** DB_STATEMENT_TIMEOUT_MS's default: the background roles' statement limit. */
 export const DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS = 60_000;
@@ -74,6 +78,8 @@ export function createPool(
     // each tick then connected anew, on sessions with cold caches and no
     // prepared statements, just when a whole minute's runs were due.
     idleTimeoutMillis: IDLE_CONNECTION_MS,
+    // TCP keepalives: a connection a middlebox dropped shows as an error, not a hang.
+    keepAlive: true,
     ...(options ? {options} : {}),
   });
   pool.on('error', error =>

@@ -37,11 +37,13 @@ export async function claimRuns(
   containerId: string,
 ): Promise<Claim[]> {
   const claims: Claim[] = [];
-  // Runs this call claimed in its earlier statements (other minutes of a
-  // catch-up): not earlier runs for the overlap check, which sees what was
-  // there before the tick, as one statement for every minute would.
+  // Runs this call claimed for its earlier minutes (a catch-up): not earlier
+  // runs for the overlap check, which sees what was there before the tick, as
+  // one statement for every minute would. Within a minute a scheduler is in
+  // one batch only, so a one-minute tick sends an empty list.
   const claimedHere: number[] = [];
   for (const [slot, ofSlot] of bySlot(runs)) {
+    const claimedForSlot: number[] = [];
     const key = executionKey(slot);
     for (let start = 0; start < ofSlot.length; start += BATCH_SIZE) {
       const batch = ofSlot.slice(start, start + BATCH_SIZE);
@@ -55,7 +57,7 @@ export async function claimRuns(
         claimedHere,
       ]);
       for (const row of rows) {
-        if (!row.skipped) claimedHere.push(Number(row.execution_id));
+        if (!row.skipped) claimedForSlot.push(Number(row.execution_id));
         claims.push({
           ...row,
           // bigint ids arrive as strings; they stay far below 2^53.
@@ -65,6 +67,7 @@ export async function claimRuns(
         });
       }
     }
+    claimedHere.push(...claimedForSlot);
   }
   return claims;
 }
