@@ -22,7 +22,7 @@ export interface AuthChangeFeedOptions {
  * session listens, and emptied and distrusted as soon as it is lost, until
  * a reconnect (with backoff) listens again. A notification arrives after
  * its transaction commits, within milliseconds; what this process changes
- * itself is cleared before its answer leaves (see the request logging).
+ * itself is cleared before its answer leaves (AuthCacheResetMiddleware).
  */
 export class AuthChangeFeed {
   private client?: Client;

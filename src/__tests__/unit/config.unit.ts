@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       cronSweepAfterMs: 30000,
       cronWorkerPrefetch: 1,
       cronWorkerChannels: 1,
+      authUserCacheMs: 5000,
       cronLedgerDurableCommit: false,
       cronTaskTimeoutMs: 600000,
       cronShutdownGraceMs: 30000,
@@ -64,6 +65,7 @@ describe('loadConfig', () => {
       CRON_RETRY_DELAY_MULTIPLIER: '1.5',
       CRON_LEDGER_DURABLE_COMMIT: 'true',
       CRON_WORKER_CHANNELS: '4',
+      AUTH_USER_CACHE_MS: '0',
     });
     expect(config).to.containDeep({
       appMode: 'worker',
@@ -81,6 +83,7 @@ describe('loadConfig', () => {
       cronRetryDelayMultiplier: 1.5,
       cronLedgerDurableCommit: true,
       cronWorkerChannels: 4,
+      authUserCacheMs: 0,
     });
   });
 
@@ -172,6 +175,21 @@ describe('loadConfig', () => {
       'CRON_WORKER_CHANNELS',
       '33',
       /CRON_WORKER_CHANNELS must be an integer between 1 and 32/,
+    ],
+    [
+      'AUTH_USER_CACHE_MS',
+      '-1',
+      /AUTH_USER_CACHE_MS must be an integer between 0 and 60000/,
+    ],
+    [
+      'AUTH_USER_CACHE_MS',
+      '60001',
+      /AUTH_USER_CACHE_MS must be an integer between 0 and 60000/,
+    ],
+    [
+      'AUTH_USER_CACHE_MS',
+      '5s',
+      /AUTH_USER_CACHE_MS must be an integer between 0 and 60000/,
     ],
     [
       'CRON_TASK_TIMEOUT_MS',
