@@ -6,6 +6,7 @@ import {
   DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS,
   statementTimeout,
 } from '../database/pg-pool';
+import {runsLockedInIdOrder} from '../database/run-lock-order';
 import type {Logger} from '../logging/logger';
 
 /**
@@ -56,7 +57,12 @@ export function startable(run: string, retryCount: string): string {
  * gone): their effect runs unrecorded, as the consumer runs such tasks.
  */
 export function startInStatement(tasks: string, succeeded: string): string {
-  return `run AS (
+  // The batch's runs are locked in id order first, as the producer's
+  // marking locks them (see runsLockedInIdOrder).
+  return `locked AS MATERIALIZED (
+    ${runsLockedInIdOrder(`SELECT execution_id FROM ${tasks}`)}
+  ),
+  run AS (
     UPDATE scheduler_execution e
        SET status = CASE WHEN ${succeeded} THEN 'succeeded' ELSE 'running' END,
            attempts = e.attempts + 1, started_at = t.started_at,
@@ -64,7 +70,8 @@ export function startInStatement(tasks: string, succeeded: string): string {
            duration_ms = CASE WHEN ${succeeded} THEN t.duration_ms END,
            last_retry_count = t.retry_count
       FROM ${tasks} t
-     WHERE e.id = t.execution_id AND ${startable('e', 't.retry_count')}
+     WHERE e.id = t.execution_id AND e.id IN (SELECT id FROM locked)
+       AND ${startable('e', 't.retry_count')}
     RETURNING t.n
   ),
   go AS (

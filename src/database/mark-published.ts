@@ -1,3 +1,11 @@
+import {runsLockedInIdOrder} from './run-lock-order';
+
+/**
+ * Runs marked by one statement at most: its row locks are held only until
+ * its commit, so a consumer starting one of them waits that long at most.
+ */
+export const MARK_PUBLISHED_CHUNK = 1000;
+
 /** Anything that runs one parameterised statement: a pg Pool or client, or a repository's execute. */
 export interface SqlRunner {
   query(text: string, values: unknown[]): Promise<unknown>;
@@ -8,18 +16,31 @@ export interface SqlRunner {
  * confirm arrived. The consumer may already
  * have moved a fast run past "published" (running, even succeeded): its
  * status is then left alone, or the run would be stuck at "published".
+ * Runs are marked in id order, in statements of MARK_PUBLISHED_CHUNK, each
+ * locking its runs in that order (see runsLockedInIdOrder).
  */
 export async function markPublished(
   db: SqlRunner,
   confirmations: ReadonlyMap<number, Date>,
 ): Promise<void> {
-  if (confirmations.size === 0) return;
-  await db.query(
-    `UPDATE scheduler_execution e
-        SET published_at = COALESCE(e.published_at, c.confirmed_at),
-            status = CASE WHEN e.status = 'claimed' THEN 'published' ELSE e.status END
-       FROM unnest($1::bigint[], $2::timestamptz[]) AS c(id, confirmed_at)
-      WHERE e.id = c.id`,
-    [[...confirmations.keys()], [...confirmations.values()]],
-  );
+  const inIdOrder = [...confirmations].sort(([a], [b]) => a - b);
+  for (let i = 0; i < inIdOrder.length; i += MARK_PUBLISHED_CHUNK) {
+    const chunk = inIdOrder.slice(i, i + MARK_PUBLISHED_CHUNK);
+    await db.query(MARK_PUBLISHED, [
+      chunk.map(([id]) => id),
+      chunk.map(([, at]) => at),
+    ]);
+  }
 }
+
+const MARK_PUBLISHED = `
+  WITH confirmed AS (
+    SELECT * FROM unnest($1::bigint[], $2::timestamptz[]) AS c(id, confirmed_at)
+  ), locked AS MATERIALIZED (
+    ${runsLockedInIdOrder('SELECT id FROM confirmed')}
+  )
+  UPDATE scheduler_execution e
+     SET published_at = COALESCE(e.published_at, c.confirmed_at),
+         status = CASE WHEN e.status = 'claimed' THEN 'published' ELSE e.status END
+    FROM confirmed c JOIN locked l ON l.id = c.id
+   WHERE e.id = c.id`;

@@ -1,6 +1,15 @@
 import {expect} from '@loopback/testlab';
 import {Pool} from 'pg';
-import {markPublished} from '../../database/mark-published';
+import {
+  MARK_PUBLISHED_CHUNK,
+  markPublished,
+} from '../../database/mark-published';
+import {
+  givenABusyLedger,
+  lockHolder,
+  lockRun,
+  untilSomeoneWaitsOnALock,
+} from '../fixtures/lock-waits';
 import {
   givenCatalog,
   sql,
@@ -40,5 +49,75 @@ describe('markPublished', () => {
       {status: 'running', published_at: at},
       {status: 'succeeded', published_at: at},
     ]);
+  });
+
+  it('locks its runs in id order, so consumers starting runs in id order never deadlock with it', async () => {
+    const [{id: schedulerId}] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
+    );
+    await givenABusyLedger(schedulerId);
+    const ids = (
+      await sql<{id: string}>(
+        `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
+         SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, 3) n
+         RETURNING id`,
+        [schedulerId],
+      )
+    ).map(row => Number(row.id));
+    const at = new Date('2026-11-25T17:00:00.250Z');
+    // A consumer's statement has started the middle run and goes on in id order.
+    const consumer = await lockHolder();
+    try {
+      await consumer.query('BEGIN');
+      await lockRun(consumer, ids[1]);
+      // Confirms in any order: here the last run's came first.
+      const marking = markPublished(
+        pool,
+        new Map([...ids].reverse().map(id => [id, at])),
+      );
+      marking.catch(() => undefined); // awaited below; a deadlock fails it
+      await untilSomeoneWaitsOnALock();
+      // Free only if the marking waits on the middle run without holding the last.
+      await lockRun(consumer, ids[2]);
+      await consumer.query('COMMIT');
+      await marking;
+    } finally {
+      await consumer.end();
+    }
+    const after = await sql<{status: string; published_at: Date}>(
+      `SELECT status, published_at FROM scheduler_execution WHERE id = ANY($1) ORDER BY id`,
+      [ids],
+    );
+    expect(after).to.deepEqual(
+      ids.map(() => ({status: 'published', published_at: at})),
+    );
+  });
+
+  it('marks more runs than one statement holds, each with its own confirm time', async () => {
+    const [{id: schedulerId}] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
+    );
+    const count = 2 * MARK_PUBLISHED_CHUNK + 7;
+    const ids = (
+      await sql<{id: string}>(
+        `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
+         SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, $2::int) n
+         RETURNING id`,
+        [schedulerId, count],
+      )
+    ).map(row => Number(row.id));
+    const base = Date.parse('2026-11-25T17:00:00.000Z');
+    // Confirm times by id, given in no particular order.
+    const confirmations = new Map(
+      [...ids].reverse().map(id => [id, new Date(base + id)]),
+    );
+    await markPublished(pool, confirmations);
+    const [row] = await sql<{published: number; right_time: number}>(
+      `SELECT count(*) FILTER (WHERE status = 'published')::int AS published,
+              count(*) FILTER (WHERE published_at = $1::timestamptz + id * interval '1 millisecond')::int AS right_time
+         FROM scheduler_execution`,
+      [new Date(base)],
+    );
+    expect(row).to.eql({published: count, right_time: count});
   });
 });

@@ -6,6 +6,12 @@ import {
   ReminderExecutor,
 } from '../../executors/reminder.executor';
 import {TaskContext, TaskFailure} from '../../executors/task-executor';
+import {
+  givenABusyLedger,
+  lockHolder,
+  lockRun,
+  untilSomeoneWaitsOnALock,
+} from '../fixtures/lock-waits';
 import {LogCapture} from '../fixtures/log-capture';
 import {
   givenCatalog,
@@ -384,6 +390,36 @@ describe('ReminderExecutor', () => {
       ]);
       expect(said.sort()).to.eql([false, true]);
       expect(await sql(`SELECT id FROM notification`)).to.have.length(2);
+    });
+
+    it('locks the runs of a batch in id order, so the producer marking them published never deadlocks with it', async () => {
+      await givenRecipients();
+      const first = await givenExecution();
+      const second = await givenExecution();
+      await givenABusyLedger(1);
+      // The producer's marking (in id order) holds the first run.
+      const producer = await lockHolder();
+      const said: boolean[] = [];
+      try {
+        await producer.query('BEGIN');
+        await lockRun(producer, first);
+        // Deliveries arrive out of id order and share one statement.
+        const running = Promise.all([
+          executor.execute(inLedger(givenContext(1), second, said)),
+          executor.execute(inLedger(givenContext(1), first, said)),
+        ]);
+        await untilSomeoneWaitsOnALock();
+        // Free only if the batch waits on the first run without holding the second.
+        await lockRun(producer, second);
+        await producer.query('COMMIT');
+        await running;
+      } finally {
+        await producer.end();
+      }
+      expect(statements).to.equal(1);
+      expect(said).to.eql([true, true]);
+      expect((await runRow(first)).status).to.equal('succeeded');
+      expect((await runRow(second)).status).to.equal('succeeded');
     });
 
     it('runs a task whose ledger row is gone, recording nothing', async () => {
