@@ -3,7 +3,9 @@
 // them. At the boundary (+100 ms, as the producer's ticker) one INSERT claims
 // every due run, each is published on a confirm channel (persistent,
 // mandatory), one UPDATE records every confirm's time as `published_at`;
-// a bare consumer process acks with C channels of prefetch 1.
+// C bare consumer processes, each with the service workers' channel count
+// (prefetch 1), only ack: they drain the queue as fast as the service's
+// consumers could, so the broker works as hard during the publish.
 const path = require('node:path');
 const {spawn} = require('node:child_process');
 const amqp = require('amqplib');
@@ -91,7 +93,46 @@ async function claimAndPublish(db, channel, slot) {
   );
 }
 
-/** opts: schedulers, consumers, timeoutS. */
+/**
+ * Starts `opts.consumers` floor consumer processes of `opts.channels`
+ * channels each; each entry's `ready` and `progress` follow its output.
+ */
+function startFloorConsumers(amqpUrl, opts) {
+  return Array.from({length: opts.consumers}, () => {
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(__dirname, 'floor-consumer.js'),
+        amqpUrl,
+        String(opts.channels),
+      ],
+      {stdio: ['ignore', 'pipe', 'inherit']},
+    );
+    const consumer = {child, ready: false, progress: {received: 0}};
+    let pending = '';
+    child.stdout.on('data', chunk => {
+      const lines = (pending + chunk.toString()).split('\n');
+      pending = lines.pop();
+      for (const line of lines) {
+        if (line === 'ready') consumer.ready = true;
+        else if (line) consumer.progress = JSON.parse(line);
+      }
+    });
+    return consumer;
+  });
+}
+
+/** The consumers' deliveries together: how many, the first and the last. */
+function deliveries(consumers) {
+  const seen = consumers.map(c => c.progress).filter(p => p.received > 0);
+  return {
+    received: seen.reduce((sum, p) => sum + p.received, 0),
+    first: Math.min(...seen.map(p => p.first)),
+    last: Math.max(...seen.map(p => p.last)),
+  };
+}
+
+/** opts: schedulers, consumers, channels, timeoutS. */
 async function runFloor(opts) {
   const env = await createBenchEnvironment();
   const db = new Client({connectionString: env.databaseUrl});
@@ -107,40 +148,33 @@ async function runFloor(opts) {
       brokerTopology(retrySettings(env.config)),
     );
     const channel = await connection.createConfirmChannel();
-    const consumer = spawn(
-      process.execPath,
-      [
-        path.join(__dirname, 'floor-consumer.js'),
-        env.amqpUrl,
-        String(opts.schedulers),
-        String(opts.consumers),
-      ],
-      {stdio: ['ignore', 'pipe', 'inherit']},
-    );
-    children.push(consumer);
-    const lines = [];
-    consumer.stdout.on('data', chunk =>
-      lines.push(...chunk.toString().split('\n').filter(Boolean)),
-    );
-    if (!(await waitFor(() => lines.includes('ready'), 30_000, 50))) {
-      throw new Error('the floor consumer did not start');
+    const consumers = startFloorConsumers(env.amqpUrl, opts);
+    children.push(...consumers.map(c => c.child));
+    if (!(await waitFor(() => consumers.every(c => c.ready), 30_000, 50))) {
+      throw new Error('the floor consumers did not start');
     }
     const slot = nextBoundary(2000);
     await sleep(slot.getTime() - Date.now() - 50);
-    const cpuBefore = [process.cpuUsage(), cpuSeconds(consumer.pid)];
+    const cpuBefore = [
+      process.cpuUsage(),
+      consumers.map(c => cpuSeconds(c.child.pid)),
+    ];
     const machineBefore = machineCpu();
     await sleep(slot.getTime() + AFTER_BOUNDARY_MS - Date.now());
     await claimAndPublish(db, channel, slot);
     const received = await waitFor(
-      () => lines.length > 1,
+      () => deliveries(consumers).received >= opts.schedulers,
       opts.timeoutS * 1000,
       20,
     );
     const machine = cpuSince(machineBefore);
     const own = process.cpuUsage(cpuBefore[0]);
-    const consumerCpu = cpuSeconds(consumer.pid) - cpuBefore[1];
+    const consumerCpu = consumers.reduce(
+      (sum, c, i) => sum + cpuSeconds(c.child.pid) - cpuBefore[1][i],
+      0,
+    );
     const report = await ledgerReport(db, slot);
-    const times = received ? JSON.parse(lines[1]) : {};
+    const times = deliveries(consumers);
     return {
       run: 'floor',
       slot: slot.toISOString(),
@@ -152,6 +186,7 @@ async function runFloor(opts) {
       last_received_s: received
         ? seconds((times.last - slot.getTime()) / 1000)
         : null,
+      consumer_channels: opts.consumers * opts.channels,
       cpu_s: {
         'claim+publish': +((own.user + own.system) / 1e6).toFixed(2),
         consumer: +consumerCpu.toFixed(2),
