@@ -11,29 +11,44 @@ export interface SqlRunner {
   query(text: string, values: unknown[]): Promise<unknown>;
 }
 
+/** PostgreSQL's code for a statement it aborted to break a deadlock. */
+const DEADLOCK_DETECTED = '40P01';
+
 /**
  * Records that the broker confirmed these runs, each with the moment its
  * confirm arrived. The consumer may already
  * have moved a fast run past "published" (running, even succeeded): its
  * status is then left alone, or the run would be stuck at "published".
  * Runs are marked in id order, in statements of MARK_PUBLISHED_CHUNK, each
- * locking its runs in that order (see runsLockedInIdOrder).
+ * locking its runs in that order (see runsLockedInIdOrder). A statement
+ * that fails costs its own runs' marks only: the later ones still run (a
+ * deadlock's victim once more), and the first error is thrown at the end.
  */
 export async function markPublished(
   db: SqlRunner,
   confirmations: ReadonlyMap<number, Date>,
 ): Promise<void> {
   const inIdOrder = [...confirmations].sort(([a], [b]) => a - b);
+  let failure: unknown;
   for (let i = 0; i < inIdOrder.length; i += MARK_PUBLISHED_CHUNK) {
     const chunk = inIdOrder.slice(i, i + MARK_PUBLISHED_CHUNK);
-    await db.query(MARK_PUBLISHED, [
-      chunk.map(([id]) => id),
-      chunk.map(([, at]) => at),
-    ]);
+    const values = [chunk.map(([id]) => id), chunk.map(([, at]) => at)];
+    await db
+      .query(MARK_PUBLISHED, values)
+      .catch(error =>
+        (error as {code?: string}).code === DEADLOCK_DETECTED
+          ? db.query(MARK_PUBLISHED, values)
+          : Promise.reject(error),
+      )
+      .catch(error => {
+        failure ??= error;
+      });
   }
+  if (failure !== undefined) throw failure;
 }
 
-const MARK_PUBLISHED = `
+/** Exported for its test: the statement alone locks in id order. */
+export const MARK_PUBLISHED = `
   WITH confirmed AS (
     SELECT * FROM unnest($1::bigint[], $2::timestamptz[]) AS c(id, confirmed_at)
   ), locked AS MATERIALIZED (

@@ -1,6 +1,7 @@
 import {expect} from '@loopback/testlab';
 import {Pool} from 'pg';
 import {
+  MARK_PUBLISHED,
   MARK_PUBLISHED_CHUNK,
   markPublished,
 } from '../../database/mark-published';
@@ -51,47 +52,57 @@ describe('markPublished', () => {
     ]);
   });
 
-  it('locks its runs in id order, so consumers starting runs in id order never deadlock with it', async () => {
-    const [{id: schedulerId}] = await sql<{id: number}>(
-      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
-    );
-    await givenABusyLedger(schedulerId);
-    const ids = (
-      await sql<{id: string}>(
-        `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
+  const markings: Array<
+    [string, (runs: Map<number, Date>) => Promise<unknown>]
+  > = [
+    ['markPublished', runs => markPublished(pool, runs)],
+    // Without the sort before it: the statement's own lock order.
+    [
+      'its statement alone',
+      runs =>
+        pool.query(MARK_PUBLISHED, [[...runs.keys()], [...runs.values()]]),
+    ],
+  ];
+  for (const [name, mark] of markings) {
+    it(`locks the runs in id order whatever the order given (${name}), so consumers starting runs in id order never deadlock with it`, async () => {
+      const [{id: schedulerId}] = await sql<{id: number}>(
+        `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
+      );
+      await givenABusyLedger(schedulerId);
+      const ids = (
+        await sql<{id: string}>(
+          `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
          SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, 3) n
          RETURNING id`,
-        [schedulerId],
-      )
-    ).map(row => Number(row.id));
-    const at = new Date('2026-11-25T17:00:00.250Z');
-    // A consumer's statement has started the middle run and goes on in id order.
-    const consumer = await lockHolder();
-    try {
-      await consumer.query('BEGIN');
-      await lockRun(consumer, ids[1]);
-      // Confirms in any order: here the last run's came first.
-      const marking = markPublished(
-        pool,
-        new Map([...ids].reverse().map(id => [id, at])),
+          [schedulerId],
+        )
+      ).map(row => Number(row.id));
+      const at = new Date('2026-11-25T17:00:00.250Z');
+      // A consumer's statement has started the middle run and goes on in id order.
+      const consumer = await lockHolder();
+      try {
+        await consumer.query('BEGIN');
+        await lockRun(consumer, ids[1]);
+        // Confirms in any order: here the last run's came first.
+        const marking = mark(new Map([...ids].reverse().map(id => [id, at])));
+        marking.catch(() => undefined); // awaited below; a deadlock fails it
+        await untilSomeoneWaitsOnALock();
+        // Free only if the marking waits on the middle run without holding the last.
+        await lockRun(consumer, ids[2]);
+        await consumer.query('COMMIT');
+        await marking;
+      } finally {
+        await consumer.end();
+      }
+      const after = await sql<{status: string; published_at: Date}>(
+        `SELECT status, published_at FROM scheduler_execution WHERE id = ANY($1) ORDER BY id`,
+        [ids],
       );
-      marking.catch(() => undefined); // awaited below; a deadlock fails it
-      await untilSomeoneWaitsOnALock();
-      // Free only if the marking waits on the middle run without holding the last.
-      await lockRun(consumer, ids[2]);
-      await consumer.query('COMMIT');
-      await marking;
-    } finally {
-      await consumer.end();
-    }
-    const after = await sql<{status: string; published_at: Date}>(
-      `SELECT status, published_at FROM scheduler_execution WHERE id = ANY($1) ORDER BY id`,
-      [ids],
-    );
-    expect(after).to.deepEqual(
-      ids.map(() => ({status: 'published', published_at: at})),
-    );
-  });
+      expect(after).to.deepEqual(
+        ids.map(() => ({status: 'published', published_at: at})),
+      );
+    });
+  }
 
   it('marks more runs than one statement holds, each with its own confirm time', async () => {
     const [{id: schedulerId}] = await sql<{id: number}>(
@@ -119,5 +130,46 @@ describe('markPublished', () => {
       [new Date(base)],
     );
     expect(row).to.eql({published: count, right_time: count});
+  });
+
+  it('marks the runs of the later statements when one statement fails, and says so', async () => {
+    const [{id: schedulerId}] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
+    );
+    const ids = (
+      await sql<{id: string}>(
+        `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
+         SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, $2::int) n
+         RETURNING id`,
+        [schedulerId, 3 * MARK_PUBLISHED_CHUNK],
+      )
+    ).map(row => Number(row.id));
+    // A lock timeout stands in for any error of one statement (a deadlock's
+    // victim twice, a statement timeout, a terminated session).
+    const impatient = new Pool({
+      connectionString: TEST_DATABASE_URL,
+      max: 1,
+      options: '-c lock_timeout=300',
+    });
+    const consumer = await lockHolder();
+    const at = new Date('2026-11-25T17:00:00.250Z');
+    try {
+      await consumer.query('BEGIN');
+      await lockRun(consumer, ids[0]); // a run of the first statement
+      await expect(
+        markPublished(impatient, new Map(ids.map(id => [id, at]))),
+      ).to.be.rejectedWith(/lock timeout/);
+      await consumer.query('COMMIT');
+    } finally {
+      await consumer.end();
+      await impatient.end();
+    }
+    const [row] = await sql<{first: number; later: number}>(
+      `SELECT count(*) FILTER (WHERE id = ANY($1))::int AS first,
+              count(*) FILTER (WHERE NOT id = ANY($1))::int AS later
+         FROM scheduler_execution WHERE published_at = $2`,
+      [ids.slice(0, MARK_PUBLISHED_CHUNK), at],
+    );
+    expect(row).to.eql({first: 0, later: 2 * MARK_PUBLISHED_CHUNK});
   });
 });

@@ -394,32 +394,41 @@ describe('ReminderExecutor', () => {
 
     it('locks the runs of a batch in id order, so the producer marking them published never deadlocks with it', async () => {
       await givenRecipients();
-      const first = await givenExecution();
-      const second = await givenExecution();
+      const ids: number[] = [];
+      for (let i = 0; i < 16; i++) ids.push(await givenExecution());
       await givenABusyLedger(1);
-      // The producer's marking (in id order) holds the first run.
+      // The producer's marking (in id order) holds the lowest run.
       const producer = await lockHolder();
       const said: boolean[] = [];
       try {
         await producer.query('BEGIN');
-        await lockRun(producer, first);
+        await lockRun(producer, ids[0]);
         // Deliveries arrive out of id order and share one statement.
-        const running = Promise.all([
-          executor.execute(inLedger(givenContext(1), second, said)),
-          executor.execute(inLedger(givenContext(1), first, said)),
-        ]);
+        const running = Promise.all(
+          [...ids]
+            .reverse()
+            .map(id => executor.execute(inLedger(givenContext(1), id, said))),
+        );
+        running.catch(() => undefined); // awaited below
         await untilSomeoneWaitsOnALock();
-        // Free only if the batch waits on the first run without holding the second.
-        await lockRun(producer, second);
+        // Free only if the batch waits on the lowest run holding none of the others.
+        await producer.query(
+          `SELECT id FROM scheduler_execution WHERE id = ANY($1) FOR UPDATE NOWAIT`,
+          [ids.slice(1)],
+        );
         await producer.query('COMMIT');
         await running;
       } finally {
         await producer.end();
       }
       expect(statements).to.equal(1);
-      expect(said).to.eql([true, true]);
-      expect((await runRow(first)).status).to.equal('succeeded');
-      expect((await runRow(second)).status).to.equal('succeeded');
+      expect(said).to.eql(ids.map(() => true));
+      const [row] = await sql<{succeeded: number}>(
+        `SELECT count(*)::int AS succeeded FROM scheduler_execution
+          WHERE id = ANY($1) AND status = 'succeeded'`,
+        [ids],
+      );
+      expect(row.succeeded).to.equal(ids.length);
     });
 
     it('runs a task whose ledger row is gone, recording nothing', async () => {
