@@ -1,6 +1,7 @@
 import {TaskSchedulerApplication, runsRole} from './application';
 import {AppConfig, loadConfig} from './config';
 import {HealthBindings} from './keys';
+import {settleDebugColours} from './logging/debug-colours';
 import {createLogger, Logger} from './logging/logger';
 import {trapShutdownSignals} from './process/shutdown';
 import {shutdownDeadlineMs} from './process/shutdown-deadline';
@@ -33,6 +34,7 @@ function warnAboutUnsafeDefaults(config: AppConfig, logger: Logger): void {
 export async function main(
   config: AppConfig,
 ): Promise<TaskSchedulerApplication> {
+  settleDebugColours();
   const logger = createLogger({
     level: config.logLevel,
     service: config.serviceName,
