@@ -9,6 +9,9 @@
 // a --cpu-prof profile there; --only ping,by-id limits the request kinds.
 // --client wrk|fetch: the load generator; wrk (Debian's package, a C
 // program that leaves the cores to the API) when installed, else Node's fetch.
+// --warmup SECONDS (default 3): each kind first runs that long unmeasured, so
+// its figures are the warm process's (V8 has compiled its paths, the pools
+// are full), not the first seconds' of whichever kind happens to go first.
 'use strict';
 const os = require('node:os');
 const path = require('node:path');
@@ -27,6 +30,7 @@ const {values} = parseArgs({
     profile: {type: 'string'},
     only: {type: 'string'},
     client: {type: 'string'},
+    warmup: {type: 'string', default: '3'},
   },
 });
 const hasWrk = () => {
@@ -46,6 +50,11 @@ if (!['wrk', 'fetch'].includes(client)) {
 const schedulers = Number(values.schedulers);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
+const warmupSeconds = Number(values.warmup);
+if (!Number.isInteger(warmupSeconds) || warmupSeconds < 0) {
+  process.stderr.write('--warmup takes a whole number of seconds (0: none)\n');
+  process.exit(2);
+}
 const KINDS = ['ping', 'by-id', 'search-rare', 'search-common'];
 const only = values.only ? values.only.split(',') : KINDS;
 if (only.some(kind => !KINDS.includes(kind))) {
@@ -57,8 +66,8 @@ const PASSWORD = 'bench-password-long-enough';
 const WRK_UNITS_MS = {us: 0.001, ms: 1, s: 1000};
 
 /** wrk's figures: requests/s, the 50 % and 99 % latencies, non-2xx answers. */
-async function measureWithWrk(url, headers) {
-  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency'];
+async function measureWithWrk(url, headers, duration) {
+  const args = ['-t2', `-c${connections}`, `-d${duration}s`, '--latency'];
   for (const [name, value] of Object.entries(headers)) {
     args.push('-H', `${name}: ${value}`);
   }
@@ -88,9 +97,9 @@ async function measureWithWrk(url, headers) {
   };
 }
 
-async function measure(url, headers) {
-  if (client === 'wrk') return measureWithWrk(url, headers);
-  const until = Date.now() + seconds * 1000;
+async function measure(url, headers, duration = seconds) {
+  if (client === 'wrk') return measureWithWrk(url, headers, duration);
+  const until = Date.now() + duration * 1000;
   const latencies = [];
   const statuses = {};
   await Promise.all(
@@ -106,7 +115,7 @@ async function measure(url, headers) {
   );
   latencies.sort((a, b) => a - b);
   return {
-    requests_per_s: Math.round(latencies.length / seconds),
+    requests_per_s: Math.round(latencies.length / duration),
     p50_ms: percentile(latencies, 0.5),
     p99_ms: percentile(latencies, 0.99),
     statuses,
@@ -172,6 +181,7 @@ async function main() {
     const results = {};
     for (const kind of only) {
       const [name, url, headers] = kinds[kind];
+      if (warmupSeconds > 0) await measure(url, headers, warmupSeconds);
       results[name] = await measure(url, headers);
     }
     if (results.ping && results.scheduler_by_id) {
@@ -190,6 +200,7 @@ async function main() {
           schedulers,
           seed_ms: seedMs,
           seconds,
+          warmup_seconds: warmupSeconds,
           connections,
           results,
           search_plan: plan.map(r => r['QUERY PLAN']),
