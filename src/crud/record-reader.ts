@@ -1,4 +1,5 @@
 import type {Entity, Where} from '@loopback/repository';
+import type {Pool} from 'pg';
 import {repositorySql} from '../database/repository-sql';
 import type {EntityRepository} from './repositories';
 
@@ -17,6 +18,21 @@ type JugglerModelClass = new (
 ) => {toObject(): object};
 
 const readers = new WeakMap<object, RecordReader<Entity>>();
+
+/** A read's statement: its SQL and the name it is prepared under. */
+interface ReadStatement {
+  name: string;
+  text: string;
+}
+
+/** Statement names of this process, one per distinct SQL text. */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name)
+    statementNames.set(text, (name = `record-read-${statementNames.size + 1}`));
+  return name;
+}
 
 /** The reader of a repository (one per repository: it keeps built statements). */
 export function recordReaderOf<E extends Entity>(
@@ -40,9 +56,15 @@ export function recordReaderOf<E extends Entity>(
  * connector's fromRow and the juggler model's constructor, as find() makes
  * it. Conditions it cannot express (anything but property = value) answer
  * `undefined` from `plainConditions`, and the caller uses findOne.
+ *
+ * Where the sessions are ours (DATABASE_POOL_MODE=session, the default)
+ * the statement is a named one: each pooled connection parses and plans it
+ * once, not on every read (about 60 to 100 µs of a by-id read's 250 µs round
+ * trip on the benchmark machine). Behind a transaction pooler (PgBouncer) a
+ * session is not ours to keep, so it is sent unnamed through the connector.
  */
 export class RecordReader<E extends Entity> {
-  private readonly statements = new Map<string, string>();
+  private readonly statements = new Map<string, ReadStatement>();
   private readonly modelName: string;
   private readonly properties: Set<string>;
 
@@ -85,10 +107,10 @@ export class RecordReader<E extends Entity> {
   /** The one record matching every condition, or undefined. */
   async findOne(conditions: Record<string, unknown>): Promise<E | undefined> {
     const names = Object.keys(conditions).sort();
-    const rows = (await repositorySql(this.repository)(
+    const rows = await this.rows(
       this.statement(names),
       names.map(name => conditions[name]),
-    )) as object[];
+    );
     if (rows.length === 0) return undefined;
     const connector = this.connector;
     const Model = this.repository.modelClass as unknown as JugglerModelClass;
@@ -99,14 +121,30 @@ export class RecordReader<E extends Entity> {
     return new this.repository.entityClass(instance.toObject()) as E;
   }
 
+  private async rows(
+    statement: ReadStatement,
+    values: unknown[],
+  ): Promise<object[]> {
+    const dataSource = this.repository.dataSource;
+    if ((dataSource.settings as {poolMode?: string}).poolMode === 'session') {
+      if (!dataSource.connected) await dataSource.connect();
+      const pool = (dataSource.connector as {pg?: Pool} | undefined)?.pg;
+      if (pool) return (await pool.query({...statement, values})).rows;
+    }
+    return (await repositorySql(this.repository)(
+      statement.text,
+      values,
+    )) as object[];
+  }
+
   private get connector(): SqlConnector {
     return this.repository.dataSource.connector as unknown as SqlConnector;
   }
 
-  private statement(names: string[]): string {
+  private statement(names: string[]): ReadStatement {
     const key = names.join(',');
-    let sql = this.statements.get(key);
-    if (!sql) {
+    let statement = this.statements.get(key);
+    if (!statement) {
       const connector = this.connector;
       const where = names
         .map(
@@ -114,11 +152,12 @@ export class RecordReader<E extends Entity> {
             `${connector.columnEscaped(this.modelName, name)} = $${i + 1}`,
         )
         .join(' AND ');
-      sql =
+      const text =
         `SELECT ${connector.buildColumnNames(this.modelName, {})}` +
         ` FROM ${connector.tableEscaped(this.modelName)} WHERE ${where} LIMIT 1`;
-      this.statements.set(key, sql);
+      statement = {name: statementName(text), text};
+      this.statements.set(key, statement);
     }
-    return sql;
+    return statement;
   }
 }

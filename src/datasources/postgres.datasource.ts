@@ -51,6 +51,8 @@ export class PostgresDataSource
         statement_timeout: String(Math.round(dsConfig.statementTimeoutMs)),
       }),
       transactionSettings: dsConfig.transactionSettings ?? {},
+      // Read by RecordReader: named statements only where sessions are ours.
+      poolMode: dsConfig.poolMode ?? 'session',
       // Connect on first use: the API starts even while PostgreSQL is still
       // coming up, and the pool reconnects after an outage.
       lazyConnect: true,

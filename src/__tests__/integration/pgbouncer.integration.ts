@@ -157,6 +157,14 @@ describe('PostgreSQL behind PgBouncer (transaction pooling)', () => {
           }),
         )
         .expect(201);
+      // Reads by id from many requests at once, over the pooler's shared
+      // server connections: a named statement would be missing on some.
+      const reads = await Promise.all(
+        Array.from({length: 12}, () =>
+          operator.get(`/api/schedulers/${created.id}`),
+        ),
+      );
+      expect(reads.map(read => read.status)).to.eql(reads.map(() => 200));
       await operator.post(`/api/schedulers/${created.id}/run`).expect(202);
       await eventually('the run to succeed', () => runStatus(created.id));
       const {body: audit} = await operator

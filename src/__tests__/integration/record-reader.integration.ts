@@ -1,5 +1,6 @@
 import {expect} from '@loopback/testlab';
 import type {Entity} from '@loopback/repository';
+import type {Pool} from 'pg';
 import type {TaskSchedulerApplication} from '../../application';
 import {RecordReader} from '../../crud/record-reader';
 import {EntityRepository, repositoryKey} from '../../crud/repositories';
@@ -154,5 +155,37 @@ describe('RecordReader reads what findOne reads', () => {
     ]) {
       expect(reader.plainConditions(where as object)).to.be.undefined();
     }
+  });
+
+  it('prepares each read once per connection where the sessions are ours (named statements)', async () => {
+    const repository = await app.get<EntityRepository<Entity>>(
+      repositoryKey('Scheduler'),
+    );
+    const reader = new RecordReader(repository);
+    const pool = (repository.dataSource.connector as unknown as {pg: Pool}).pg;
+    const sent: Array<{name?: string; text: string}> = [];
+    const query = pool.query;
+    pool.query = ((config: {name?: string; text: string}, ...rest: []) => {
+      sent.push(config);
+      return (query as Function).call(pool, config, ...rest);
+    }) as typeof pool.query;
+    try {
+      const [scheduler] = await sql<{id: number; user_id: number | null}>(
+        `SELECT id, user_id FROM scheduler WHERE user_id IS NOT NULL LIMIT 1`,
+      );
+      for (let i = 0; i < 3; i++) {
+        expect((await reader.findOne({id: scheduler.id}))?.getId()).to.equal(
+          scheduler.id,
+        );
+      }
+      await reader.findOne({id: scheduler.id, user_id: scheduler.user_id!});
+    } finally {
+      pool.query = query;
+    }
+    expect(sent).to.have.length(4);
+    expect(sent[0].name).to.match(/^record-read-\d+$/);
+    expect(new Set(sent.slice(0, 3).map(s => s.name)).size).to.equal(1);
+    expect(sent[3].name).to.not.equal(sent[0].name);
+    expect(sent[3].text).to.match(/WHERE "?id"? = \$1 AND "?user_id"? = \$2/);
   });
 });
