@@ -25,6 +25,12 @@ interface ReadStatement {
   text: string;
 }
 
+/**
+ * PostgreSQL's answers to a prepared statement the schema has moved under:
+ * "cached plan must not change result type", and a statement gone.
+ */
+const REPREPARE_CODES = new Set(['0A000', '26000']);
+
 /** Statement names of this process, one per distinct SQL text. */
 const statementNames = new Map<string, string>();
 function statementName(text: string): string {
@@ -129,7 +135,19 @@ export class RecordReader<E extends Entity> {
     if ((dataSource.settings as {poolMode?: string}).poolMode === 'session') {
       if (!dataSource.connected) await dataSource.connect();
       const pool = (dataSource.connector as {pg?: Pool} | undefined)?.pg;
-      if (pool) return (await pool.query({...statement, values})).rows;
+      if (pool) {
+        try {
+          return (await pool.query({...statement, values})).rows;
+        } catch (error) {
+          // The table changed since this connection prepared the statement
+          // (a deploy's migration while this process still runs): pg-pool
+          // drops that connection; this read goes once more, unnamed.
+          if (!REPREPARE_CODES.has((error as {code?: string}).code ?? '')) {
+            throw error;
+          }
+          return (await pool.query(statement.text, values)).rows;
+        }
+      }
     }
     return (await repositorySql(this.repository)(
       statement.text,

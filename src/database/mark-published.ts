@@ -37,7 +37,9 @@ export async function markPublished(
       .query(MARK_PUBLISHED, values)
       .catch(error =>
         (error as {code?: string}).code === DEADLOCK_DETECTED
-          ? db.query(MARK_PUBLISHED, values)
+          ? // A retry that fails too (in a caller's aborted transaction)
+            // still reports the deadlock.
+            db.query(MARK_PUBLISHED, values).catch(() => Promise.reject(error))
           : Promise.reject(error),
       )
       .catch(error => {

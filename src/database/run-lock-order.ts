@@ -9,8 +9,10 @@
  * way) take them in this one order, so two of them wait for each other at
  * most, never in a circle. The first two used to deadlock when the planner
  * walked their lists in the order given (PostgreSQL then aborts one). The
- * sweeper never waits (SKIP LOCKED). The lock is the one the UPDATE takes
- * itself, not the stronger key lock a delete needs.
+ * sweeper takes its runs and their schedulers with SKIP LOCKED, so it never
+ * waits for them. The lock is the one the UPDATE takes itself, not the
+ * stronger key lock a delete needs. A new statement that locks several runs
+ * and waits must take them this way too.
  */
 export function runsLockedInIdOrder(ids: string): string {
   return `SELECT e.id FROM scheduler_execution e

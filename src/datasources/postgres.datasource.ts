@@ -1,6 +1,8 @@
 import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
 import {juggler} from '@loopback/repository';
 import {PoolMode, sessionOptions} from '../database/pg-pool';
+import {LoggingBindings} from '../keys';
+import type {Logger} from '../logging/logger';
 
 export const POSTGRES_DATASOURCE_CONFIG = 'datasources.config.postgres';
 
@@ -40,6 +42,8 @@ export class PostgresDataSource
   constructor(
     @inject(POSTGRES_DATASOURCE_CONFIG)
     dsConfig: PostgresDataSourceConfig,
+    @inject(LoggingBindings.LOGGER, {optional: true})
+    logger?: Logger,
   ) {
     super({
       name: 'postgres',
@@ -53,6 +57,15 @@ export class PostgresDataSource
       transactionSettings: dsConfig.transactionSettings ?? {},
       // Read by RecordReader: named statements only where sessions are ours.
       poolMode: dsConfig.poolMode ?? 'session',
+      // An idle pooled session that dies (a database restart or failover,
+      // pg_terminate_backend) is an 'error' event of the pool: without a
+      // listener it was an uncaught exception and the API process exited.
+      // pg-pool drops that client; the next request connects anew.
+      onError: (error: Error) =>
+        logger?.warn('Database connection lost; the pool reconnects', {
+          context: 'postgres-datasource',
+          error: error.message,
+        }),
       // Connect on first use: the API starts even while PostgreSQL is still
       // coming up, and the pool reconnects after an outage.
       lazyConnect: true,

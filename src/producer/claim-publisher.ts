@@ -31,11 +31,20 @@ export async function publishClaims(
   );
   if (confirmed.size === 0) return 0;
   onConfirmed?.(claims, confirmed);
-  await markPublished(db, confirmed);
+  // Sent is sent: a one-time scheduler is switched off whatever the marks
+  // did (runs a failed mark statement left claimed are sent again by the
+  // sweeper, which switches theirs off then); the first error is thrown.
+  let failure: unknown;
+  await markPublished(db, confirmed).catch(error => {
+    failure = error;
+  });
   await disableOneTime(
     db,
     claims.filter(claim => claim.one_time && confirmed.has(claim.execution_id)),
-  );
+  ).catch(error => {
+    failure ??= error;
+  });
+  if (failure !== undefined) throw failure;
   return confirmed.size;
 }
 

@@ -117,7 +117,11 @@ async function republishBatch(
           AND NOT s.stay_alive
         ORDER BY e.executed_at
         LIMIT ${batchSize}
-          FOR UPDATE OF e SKIP LOCKED`,
+          FOR UPDATE OF e SKIP LOCKED
+          -- Its scheduler too, without waiting: a one-time scheduler is
+          -- switched off in this transaction, and a delete holding the
+          -- scheduler while it waits for the run would deadlock with it.
+          FOR NO KEY UPDATE OF s SKIP LOCKED`,
       [options.olderThanMs],
     );
     const claims = rows.map(row => ({

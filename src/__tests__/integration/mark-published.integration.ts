@@ -1,10 +1,13 @@
 import {expect} from '@loopback/testlab';
-import {Pool} from 'pg';
+import {Client, Pool} from 'pg';
 import {
   MARK_PUBLISHED,
   MARK_PUBLISHED_CHUNK,
   markPublished,
 } from '../../database/mark-published';
+import {publishClaims} from '../../producer/claim-publisher';
+import type {Claim} from '../../producer/execution-claimer';
+import type {TaskPublisher} from '../../queue/task-publisher';
 import {
   givenABusyLedger,
   lockHolder,
@@ -171,5 +174,119 @@ describe('markPublished', () => {
       [ids.slice(0, MARK_PUBLISHED_CHUNK), at],
     );
     expect(row).to.eql({first: 0, later: 2 * MARK_PUBLISHED_CHUNK});
+  });
+
+  describe('after a failed statement (hostile review)', () => {
+    async function givenRuns(count: number): Promise<number[]> {
+      const [{id: schedulerId}] = await sql<{id: number}>(
+        `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
+      );
+      return (
+        await sql<{id: string}>(
+          `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
+           SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, $2::int) n
+           RETURNING id`,
+          [schedulerId, count],
+        )
+      ).map(row => Number(row.id));
+    }
+
+    it("throws the deadlock (the first error) when its victim's retry fails inside the caller's transaction", async () => {
+      const [r1, r2] = await givenRuns(2);
+      const caller = new Client({connectionString: TEST_DATABASE_URL});
+      await caller.connect();
+      const other = await lockHolder();
+      try {
+        await caller.query('BEGIN');
+        // The caller's session is the one that finds the deadlock (its victim).
+        await caller.query(`SET LOCAL deadlock_timeout = '100ms'`);
+        await lockRun(caller, r2);
+        await other.query('BEGIN');
+        await lockRun(other, r1);
+        const waiting = lockRun(other, r2);
+        waiting.catch(() => undefined);
+        await untilSomeoneWaitsOnALock();
+        const error = await markPublished(
+          caller,
+          new Map([[r1, new Date()]]),
+        ).then(
+          () => undefined,
+          (e: {code?: string; message?: string}) => e,
+        );
+        await caller.query('ROLLBACK');
+        await waiting;
+        await other.query('ROLLBACK');
+        expect({code: error?.code, message: error?.message}).to.eql({
+          code: '40P01',
+          message: 'deadlock detected',
+        });
+      } finally {
+        await caller.end();
+        await other.end();
+      }
+    });
+
+    it('switches off a one-time scheduler whose run the broker confirmed and the marks recorded, when an earlier statement failed', async () => {
+      const ids = await givenRuns(2 * MARK_PUBLISHED_CHUNK);
+      const slot = new Date('2026-11-25T17:00:00Z');
+      const [{id: oneTime}] = await sql<{id: number}>(
+        `INSERT INTO scheduler (description, date_time, reminder_id) VALUES ('once', $1, 1) RETURNING id`,
+        [slot],
+      );
+      const [{id: oneTimeRun}] = await sql<{id: string}>(
+        `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status, slot)
+         VALUES ($1, 'once', 'test', 'claimed', $2) RETURNING id`,
+        [oneTime, slot],
+      );
+      const claim = (id: number, schedulerId: number, isOneTime: boolean) =>
+        ({
+          execution_id: id,
+          execution_key: `k${id}`,
+          slot,
+          one_time: isOneTime,
+          scheduler_id: schedulerId,
+          payload: {type: 'reminder', id: 1, scheduler_id: schedulerId},
+        }) as unknown as Claim;
+      const claims = [
+        ...ids.map(id => claim(id, 0, false)),
+        claim(Number(oneTimeRun), oneTime, true),
+      ];
+      const at = new Date();
+      const publisher = {
+        publish: async (tasks: Array<{executionId: number}>) =>
+          new Map(tasks.map(task => [task.executionId, at])),
+      } as unknown as TaskPublisher;
+      const impatient = new Pool({
+        connectionString: TEST_DATABASE_URL,
+        max: 1,
+        options: '-c lock_timeout=300',
+      });
+      const consumer = await lockHolder();
+      try {
+        await consumer.query('BEGIN');
+        await lockRun(consumer, ids[0]); // a run of the first statement
+        await expect(
+          publishClaims(impatient, publisher, claims),
+        ).to.be.rejected();
+        await consumer.query('COMMIT');
+      } finally {
+        await consumer.end();
+        await impatient.end();
+      }
+      const [run] = await sql<{status: string}>(
+        `SELECT status FROM scheduler_execution WHERE id = $1`,
+        [oneTimeRun],
+      );
+      const [scheduler] = await sql<{status: boolean}>(
+        `SELECT status FROM scheduler WHERE id = $1`,
+        [oneTime],
+      );
+      // Marked published, so the sweeper never sends it again: the publish
+      // itself switches its scheduler off, whatever the earlier marks did.
+      expect({run: run.status, schedulerActive: scheduler.status}).to.eql({
+        run: 'published',
+        schedulerActive: false,
+      });
+    });
   });
 });

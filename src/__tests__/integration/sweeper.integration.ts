@@ -1,6 +1,7 @@
 import {expect} from '@loopback/testlab';
 import {claimRuns} from '../../producer/execution-claimer';
 import {TASK_QUEUE} from '../../queue/topology';
+import {lockHolder, lockRun} from '../fixtures/lock-waits';
 import {drainQueue, resetBroker} from '../fixtures/test-broker';
 import {
   givenCatalog,
@@ -65,6 +66,50 @@ describe('sweeper and runs the consumer already took', () => {
       expect(row.status).to.equal(status);
     });
   }
+
+  it('leaves a one-time run whose scheduler a delete holds to the next sweep, instead of deadlocking with the delete', async () => {
+    await p.stop();
+    p = await givenProducer({cronCatchUpMinutes: 5, cronSweepAfterMs: 30_000});
+    const slot = at('2026-11-21T10:00:00Z');
+    const [id] = await insertSchedulers([{date_time: slot.toISOString()}]);
+    const [claim] = await claimRuns(
+      p.pool,
+      [{schedulerId: id, slot}],
+      'died-before-publishing',
+    );
+    await ageClaims(31);
+    // A delete holds the scheduler row, then (its trigger) wants the runs.
+    const deleter = await lockHolder();
+    let ticking: Promise<{swept: number}> | undefined;
+    try {
+      await deleter.query('BEGIN');
+      await deleter.query('SELECT id FROM scheduler WHERE id = $1 FOR UPDATE', [
+        id,
+      ]);
+      ticking = p.producer.tick(at('2026-11-21T10:05:00Z'));
+      const first = await Promise.race([
+        ticking,
+        new Promise<'still waiting'>(resolve =>
+          setTimeout(() => resolve('still waiting'), 3000),
+        ),
+      ]);
+      expect(first).to.containDeep({swept: 0});
+      // Free only if the sweep holds nothing of the run.
+      await lockRun(deleter, claim.execution_id);
+    } finally {
+      await deleter.query('ROLLBACK');
+      await deleter.end();
+      await ticking?.catch(() => undefined);
+    }
+    // The next sweep, the delete gone: sent, and the scheduler switched off.
+    const again = await p.producer.tick(at('2026-11-21T10:05:00Z'));
+    expect(again.swept).to.equal(1);
+    const [scheduler] = await sql<{status: boolean}>(
+      `SELECT status FROM scheduler WHERE id = $1`,
+      [id],
+    );
+    expect(scheduler.status).to.be.false();
+  });
 
   it('still republishes a run nobody took (status claimed), within the catch-up window', async () => {
     await p.stop();
