@@ -82,21 +82,31 @@ export function createPool(
     keepAlive: true,
     ...(options ? {options} : {}),
   });
+  logLostConnections(pool, logger);
+  return pool;
+}
+
+/**
+ * A pooled session the server ends (a restart, a failover,
+ * pg_terminate_backend) is an 'error' event: of the pool for an idle
+ * client, of the client itself for one checked out across a wait (a broker
+ * confirm, an SMTP answer, a transaction). With nobody listening either is
+ * an uncaught exception that ends the process. Logged here instead; the
+ * client's next query fails, its work rolls back, and the pool drops it.
+ */
+export function logLostConnections(
+  pool: Pool,
+  logger?: Pick<Logger, 'warn'>,
+): void {
   pool.on('error', error =>
-    logger.warn('Database connection lost', {error: error.message}),
+    logger?.warn('Database connection lost', {error: error.message}),
   );
-  // The pool listens to idle clients only. A client checked out across a
-  // wait (a broker confirm, an SMTP answer) whose server goes away emits
-  // 'error' with nobody listening: an uncaught exception that ends the
-  // process. Logged here instead; the client's next query fails, its work
-  // rolls back, and the pool drops it on release.
   pool.on('connect', client =>
     client.on('error', error =>
-      logger.warn('Database connection lost', {
+      logger?.warn('Database connection lost', {
         error: error.message,
         in_use: true,
       }),
     ),
   );
-  return pool;
 }

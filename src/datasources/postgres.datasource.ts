@@ -1,6 +1,11 @@
 import {inject, lifeCycleObserver, LifeCycleObserver} from '@loopback/core';
 import {juggler} from '@loopback/repository';
-import {PoolMode, sessionOptions} from '../database/pg-pool';
+import type {Pool} from 'pg';
+import {
+  logLostConnections,
+  PoolMode,
+  sessionOptions,
+} from '../database/pg-pool';
 import {LoggingBindings} from '../keys';
 import type {Logger} from '../logging/logger';
 
@@ -57,19 +62,14 @@ export class PostgresDataSource
       transactionSettings: dsConfig.transactionSettings ?? {},
       // Read by RecordReader: named statements only where sessions are ours.
       poolMode: dsConfig.poolMode ?? 'session',
-      // An idle pooled session that dies (a database restart or failover,
-      // pg_terminate_backend) is an 'error' event of the pool: without a
-      // listener it was an uncaught exception and the API process exited.
-      // pg-pool drops that client; the next request connects anew.
-      onError: (error: Error) =>
-        logger?.warn('Database connection lost; the pool reconnects', {
-          context: 'postgres-datasource',
-          error: error.message,
-        }),
       // Connect on first use: the API starts even while PostgreSQL is still
       // coming up, and the pool reconnects after an outage.
       lazyConnect: true,
     });
+    // The connector's pool listened to nothing: PostgreSQL ending an idle
+    // session (a restart, a failover) ended the API process.
+    const pool = (this.connector as {pg?: Pool} | undefined)?.pg;
+    if (pool) logLostConnections(pool, logger);
   }
 
   override async stop(): Promise<void> {

@@ -110,9 +110,7 @@ describe('reads by id as named statements', () => {
     // An idle client's error is the pool's 'error' event: it used to have
     // no listener, an uncaught exception that ended the API process.
     await new Promise(resolve => setTimeout(resolve, 300));
-    expect(
-      logs.find('Database connection lost; the pool reconnects'),
-    ).to.not.be.empty();
+    expect(logs.find('Database connection lost')).to.not.be.empty();
     expect(await statuses(`/api/schedulers/${schedulerId}`)).to.eql([
       200, 200, 200, 200, 200,
     ]);
