@@ -32,6 +32,24 @@ describe('markPublished', () => {
     await givenCatalog();
   });
 
+  /**
+   * `count` claimed runs of a new scheduler, their ids in order; `busy`
+   * puts 5,000 analysed runs of it first (see givenABusyLedger).
+   */
+  async function givenClaimedRuns(count: number, busy = false) {
+    const [{id: schedulerId}] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
+    );
+    if (busy) await givenABusyLedger(schedulerId);
+    const rows = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
+       SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, $2::int) n
+       RETURNING id`,
+      [schedulerId, count],
+    );
+    return rows.map(row => Number(row.id));
+  }
+
   it('marks claimed runs published, and leaves runs a consumer already took alone', async () => {
     const [{id: schedulerId}] = await sql<{id: number}>(
       `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
@@ -68,18 +86,7 @@ describe('markPublished', () => {
   ];
   for (const [name, mark] of markings) {
     it(`locks the runs in id order whatever the order given (${name}), so consumers starting runs in id order never deadlock with it`, async () => {
-      const [{id: schedulerId}] = await sql<{id: number}>(
-        `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
-      );
-      await givenABusyLedger(schedulerId);
-      const ids = (
-        await sql<{id: string}>(
-          `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
-         SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, 3) n
-         RETURNING id`,
-          [schedulerId],
-        )
-      ).map(row => Number(row.id));
+      const ids = await givenClaimedRuns(3, true);
       const at = new Date('2026-11-25T17:00:00.250Z');
       // A consumer's statement has started the middle run and goes on in id order.
       const consumer = await lockHolder();
@@ -108,18 +115,8 @@ describe('markPublished', () => {
   }
 
   it('marks more runs than one statement holds, each with its own confirm time', async () => {
-    const [{id: schedulerId}] = await sql<{id: number}>(
-      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
-    );
     const count = 2 * MARK_PUBLISHED_CHUNK + 7;
-    const ids = (
-      await sql<{id: string}>(
-        `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
-         SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, $2::int) n
-         RETURNING id`,
-        [schedulerId, count],
-      )
-    ).map(row => Number(row.id));
+    const ids = await givenClaimedRuns(count);
     const base = Date.parse('2026-11-25T17:00:00.000Z');
     // Confirm times by id, given in no particular order.
     const confirmations = new Map(
@@ -136,17 +133,7 @@ describe('markPublished', () => {
   });
 
   it('marks the runs of the later statements when one statement fails, and says so', async () => {
-    const [{id: schedulerId}] = await sql<{id: number}>(
-      `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
-    );
-    const ids = (
-      await sql<{id: string}>(
-        `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
-         SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, $2::int) n
-         RETURNING id`,
-        [schedulerId, 3 * MARK_PUBLISHED_CHUNK],
-      )
-    ).map(row => Number(row.id));
+    const ids = await givenClaimedRuns(3 * MARK_PUBLISHED_CHUNK);
     // A lock timeout stands in for any error of one statement (a deadlock's
     // victim twice, a statement timeout, a terminated session).
     const impatient = new Pool({
@@ -177,22 +164,8 @@ describe('markPublished', () => {
   });
 
   describe('after a failed statement (hostile review)', () => {
-    async function givenRuns(count: number): Promise<number[]> {
-      const [{id: schedulerId}] = await sql<{id: number}>(
-        `INSERT INTO scheduler (description, schedule, worker_id) VALUES ('t', '* * * * *', 1) RETURNING id`,
-      );
-      return (
-        await sql<{id: string}>(
-          `INSERT INTO scheduler_execution (scheduler_id, execution_key, container_id, status)
-           SELECT $1, 'k' || n, 'test', 'claimed' FROM generate_series(1, $2::int) n
-           RETURNING id`,
-          [schedulerId, count],
-        )
-      ).map(row => Number(row.id));
-    }
-
     it("throws the deadlock (the first error) when its victim's retry fails inside the caller's transaction", async () => {
-      const [r1, r2] = await givenRuns(2);
+      const [r1, r2] = await givenClaimedRuns(2);
       const caller = new Client({connectionString: TEST_DATABASE_URL});
       await caller.connect();
       const other = await lockHolder();
@@ -227,7 +200,7 @@ describe('markPublished', () => {
     });
 
     it('switches off a one-time scheduler whose run the broker confirmed and the marks recorded, when an earlier statement failed', async () => {
-      const ids = await givenRuns(2 * MARK_PUBLISHED_CHUNK);
+      const ids = await givenClaimedRuns(2 * MARK_PUBLISHED_CHUNK);
       const slot = new Date('2026-11-25T17:00:00Z');
       const [{id: oneTime}] = await sql<{id: number}>(
         `INSERT INTO scheduler (description, date_time, reminder_id) VALUES ('once', $1, 1) RETURNING id`,
