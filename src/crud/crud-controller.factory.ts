@@ -7,6 +7,7 @@ import type {
   DataObject,
   Entity,
   Filter,
+  PropertyDefinition,
   Where,
 } from '@loopback/repository';
 import {
@@ -43,14 +44,34 @@ import {EntityRepository, repositoryKey} from './repositories';
 
 type Id = number | string;
 
-/** Ids are positive 32-bit integers or, for keyed resources, safe names. */
+/**
+ * Ids are positive integers (32-bit, or up to 2^53 - 1 for a bigint column:
+ * beyond that a JSON number no longer names one row) or, for keyed
+ * resources, safe names.
+ */
 export function idParam(model: CrudResource['model']) {
   const definition = model.definition.properties[idPropertyOf(model)];
-  const schema =
-    definition.type === 'string' || definition.type === String
-      ? {type: 'string' as const, pattern: '^[A-Za-z0-9._-]{1,100}$'}
-      : {type: 'integer' as const, format: 'int32', minimum: 1};
-  return param({name: 'id', in: 'path', required: true, schema});
+  return param({
+    name: 'id',
+    in: 'path',
+    required: true,
+    schema: idSchema(definition),
+  });
+}
+
+function idSchema(definition: PropertyDefinition) {
+  if (definition.type === 'string' || definition.type === String) {
+    return {type: 'string' as const, pattern: '^[A-Za-z0-9._-]{1,100}$'};
+  }
+  if (definition.postgresql?.dataType === 'bigint') {
+    return {
+      type: 'integer' as const,
+      format: 'int64',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+    };
+  }
+  return {type: 'integer' as const, format: 'int32', minimum: 1};
 }
 
 const json = (schema: object) => ({content: {'application/json': {schema}}});
