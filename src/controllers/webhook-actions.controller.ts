@@ -72,8 +72,18 @@ const DELIVERY_SCHEMA = {
     payload: WEBHOOK_EVENT_BODY_REF,
   },
 };
-const DELIVERY_COLUMNS = `id::int AS id, webhook_id, event, message_id, status, attempts, status_code,
+// The id is a bigint (a string from node-postgres; a cast to int overflows
+// past 2^31 - 1): read as a number by `deliveryRows`, exact below 2^53.
+const DELIVERY_COLUMNS = `id, webhook_id, event, message_id, status, attempts, status_code,
   error, created_at, last_attempt_at, finished_at, payload`;
+
+/** Delivery rows with their bigint id as a number. */
+function deliveryRows(rows: unknown): Array<{id: number}> {
+  return (rows as Array<{id: string | number}>).map(row => ({
+    ...row,
+    id: Number(row.id),
+  }));
+}
 
 /**
  * (Not WebhookController: that is the generic resource controller's name.)
@@ -217,11 +227,13 @@ export class WebhookActionsController {
     limit = 100,
   ): Promise<object[]> {
     await this.assertVisible(id);
-    return (await this.sql(
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_delivery
-        WHERE webhook_id = $1 ORDER BY id DESC LIMIT $2`,
-      [id, limit],
-    )) as object[];
+    return deliveryRows(
+      await this.sql(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_delivery
+          WHERE webhook_id = $1 ORDER BY id DESC LIMIT $2`,
+        [id, limit],
+      ),
+    );
   }
 
   @post('/webhooks/{id}/test', {
@@ -239,16 +251,18 @@ export class WebhookActionsController {
   @authorize({allowedRoles: OPERATORS})
   async test(@idParam(Webhook) id: number): Promise<object> {
     await this.assertVisible(id);
-    const rows = (await this.sql(
-      `INSERT INTO webhook_delivery (webhook_id, event, message_id, payload)
+    const rows = deliveryRows(
+      await this.sql(
+        `INSERT INTO webhook_delivery (webhook_id, event, message_id, payload)
        VALUES ($1, 'ping', 'msg_' || gen_random_uuid(),
                jsonb_build_object(
                  'type', 'ping',
                  'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                  'data', jsonb_build_object('webhook_id', $1::int)))
        RETURNING ${DELIVERY_COLUMNS}`,
-      [id],
-    )) as object[];
+        [id],
+      ),
+    );
     this.response.status(202);
     return rows[0];
   }

@@ -18,11 +18,15 @@ describe('records with bigint ids', () => {
   let given: TestApp;
   let viewer: AuthedClient;
   let operator: AuthedClient;
+  let admin: AuthedClient;
+  let adminId: number;
   before(async () => {
     await truncateAll();
     await givenCatalog();
     given = await givenRunningApp({nodeEnv: 'production'});
-    const admin = asUser(given.client, await givenUser(given.app, 'admin'));
+    const adminUser = await givenUser(given.app, 'admin');
+    adminId = adminUser.id;
+    admin = asUser(given.client, adminUser);
     const {body: scheduler} = await admin
       .post('/api/schedulers')
       .send(givenSchedulerBody({description: 'Nightly backup'}))
@@ -37,9 +41,9 @@ describe('records with bigint ids', () => {
     );
     await sql(
       `INSERT INTO failed_task
-         (id, scheduler_id, type, task_id, payload, failed_reason, retry_count, failed_at)
-       VALUES ($1, $2, 'worker', 2, '{}'::jsonb, 'boom', 3, now())`,
-      [BEYOND_INT32 + 1, scheduler.id],
+         (id, execution_id, scheduler_id, type, task_id, payload, failed_reason, retry_count, failed_at)
+       VALUES ($1, $2, $3, 'worker', 2, '{}'::jsonb, 'boom', 3, now())`,
+      [BEYOND_INT32 + 1, BEYOND_INT32, scheduler.id],
     );
   });
   after(() => given.app.stop());
@@ -93,6 +97,59 @@ describe('records with bigint ids', () => {
       .expect(200);
     expect(body).to.containDeep({id, title: 'Report ready'});
     await asUser(given.client, bob).get(`/api/notifications/${id}`).expect(404);
+  });
+
+  for (const [controller, expected] of [
+    ['ExecutionsReport', [String(BEYOND_INT32)]],
+    ['FailedTasksReport', [String(BEYOND_INT32 + 1), String(BEYOND_INT32)]],
+  ] as const) {
+    it(`lists such rows in the ${controller}`, async () => {
+      const day = 24 * 3600_000;
+      const res = await operator
+        .post('/api/reports/generate')
+        .send({
+          controller,
+          options_interface: {
+            delivery: {instant: true},
+            output: {file: {type: 'Direct', format: 'CSV', filename: 'r'}},
+          },
+          report_params: {
+            from: new Date(Date.now() - day).toISOString(),
+            to: new Date(Date.now() + day).toISOString(),
+          },
+        })
+        .expect(200);
+      // The first column is the id; the redrive above added a small one.
+      const row = res.text
+        .trim()
+        .split('\n')
+        .find(line => line.startsWith(`${expected[0]},`));
+      for (const id of expected) expect(row).to.containEql(id);
+    });
+  }
+
+  it("lists a webhook's deliveries beyond 32 bits, ids as numbers", async () => {
+    const [{id: hook}] = await sql<{id: number}>(
+      `INSERT INTO webhook (user_id, url, events, signing_secret)
+       VALUES ($1, 'https://example.com/hook', '["ping"]', 'x') RETURNING id`,
+      [adminId],
+    );
+    await sql(
+      `INSERT INTO webhook_delivery (id, webhook_id, event, message_id, payload)
+       VALUES ($1, $2, 'ping', 'm1', '{}')`,
+      [BEYOND_INT32, hook],
+    );
+    const {body: deliveries} = await admin
+      .get(`/api/webhooks/${hook}/deliveries`)
+      .expect(200);
+    expect(deliveries.map((d: {id: number}) => d.id)).to.eql([BEYOND_INT32]);
+    await sql(
+      `ALTER TABLE webhook_delivery ALTER COLUMN id RESTART WITH ${BEYOND_INT32 + 10}`,
+    );
+    const {body: ping} = await admin
+      .post(`/api/webhooks/${hook}/test`)
+      .expect(202);
+    expect(ping).to.containDeep({id: BEYOND_INT32 + 10, event: 'ping'});
   });
 
   it('answers 404 for an absent id beyond 32 bits', async () => {

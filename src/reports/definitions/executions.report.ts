@@ -5,7 +5,7 @@ import {
   refuseUnknownParams,
 } from '../params-check';
 import {parsePeriod, Period} from '../report-period';
-import {pagedRows} from './paged-query';
+import {pagedRows, withBigintNumbers} from './paged-query';
 
 export const EXECUTION_STATUSES = [
   'claimed',
@@ -47,9 +47,9 @@ export const ExecutionsReport: ReportDefinition<ExecutionsParams> = {
     };
   },
   rows(params, {db}) {
-    return pagedRows<ReportRow & {id: string}>(
+    const rows = pagedRows<ReportRow & {id: string}>(
       db,
-      `SELECT e.id::int AS id, e.scheduler_id, s.description AS scheduler,
+      `SELECT e.id, e.scheduler_id, s.description AS scheduler,
               e.execution_key, e.status, e.attempts, e.executed_at,
               e.started_at, e.duration_ms, e.last_error
          FROM scheduler_execution e JOIN scheduler s ON s.id = e.scheduler_id
@@ -66,5 +66,6 @@ export const ExecutionsReport: ReportDefinition<ExecutionsParams> = {
         params.scheduler_id ?? null,
       ],
     );
+    return withBigintNumbers(rows, ['id']);
   },
 };

@@ -2,7 +2,7 @@ import {TASK_TYPES} from '../../queue/task-message';
 import type {ReportDefinition, ReportRow} from '../report';
 import {optionalEnumList, refuseUnknownParams} from '../params-check';
 import {parsePeriod, Period} from '../report-period';
-import {pagedRows} from './paged-query';
+import {pagedRows, withBigintNumbers} from './paged-query';
 
 export interface FailedTasksParams extends Period {
   type?: string[];
@@ -32,10 +32,10 @@ export const FailedTasksReport: ReportDefinition<FailedTasksParams> = {
     };
   },
   rows(params, {db}) {
-    return pagedRows<ReportRow & {id: string}>(
+    const rows = pagedRows<ReportRow & {id: string}>(
       db,
-      `SELECT id::int AS id, failed_at, type, task_id, scheduler_id,
-              execution_id::int AS execution_id, retry_count, redrive_count,
+      `SELECT id, failed_at, type, task_id, scheduler_id,
+              execution_id, retry_count, redrive_count,
               failed_reason
          FROM failed_task
         WHERE id > $1 AND failed_at >= $3 AND failed_at < $4
@@ -44,5 +44,6 @@ export const FailedTasksReport: ReportDefinition<FailedTasksParams> = {
         LIMIT $2`,
       [params.from, params.to, params.type ?? null],
     );
+    return withBigintNumbers(rows, ['id', 'execution_id']);
   },
 };

@@ -31,3 +31,21 @@ export async function* pagedRows<T extends {id: number | string}>(
     await pending?.catch(() => undefined);
   }
 }
+
+/**
+ * `rows` with the named bigint columns as numbers. node-postgres reads a
+ * bigint as a string and a cast to int overflows past 2^31 - 1; ids stay far
+ * below 2^53, where a number is exact.
+ */
+export async function* withBigintNumbers<T extends object>(
+  rows: AsyncIterable<T>,
+  columns: string[],
+): AsyncGenerator<T> {
+  for await (const row of rows) {
+    const record = row as Record<string, unknown>;
+    for (const column of columns) {
+      if (record[column] != null) record[column] = Number(record[column]);
+    }
+    yield row;
+  }
+}
