@@ -20,6 +20,10 @@ import {
   RestBindings,
   RestMiddlewareGroups,
 } from '@loopback/rest';
+import {
+  CanonicalParseParamsMiddlewareProvider,
+  PARSE_PARAMS_MIDDLEWARE_KEY,
+} from './routing/parse-params.middleware';
 import {QuietRegExpRouter} from './routing/quiet-regexp-router';
 import {
   RestExplorerBindings,
@@ -258,6 +262,13 @@ export class TaskSchedulerApplication extends RepositoryMixin(RestApplication) {
     // router matches each route's pattern instead; ~60 routes cost nothing
     // once its eager debug formatting is gone (quiet-regexp-router.ts).
     this.bind(RestBindings.ROUTER).toClass(QuietRegExpRouter);
+    // Integer parameters must be written as integers (`0x10`, `1e3` and a
+    // fraction rounded away near 2^53 named other rows): canonical-integers.ts.
+    this.add(
+      createBindingFromClass(CanonicalParseParamsMiddlewareProvider, {
+        key: PARSE_PARAMS_MIDDLEWARE_KEY,
+      }),
+    );
     this.bind(RestBindings.SequenceActions.REJECT).toProvider(
       ErrorResponseProvider,
     );
