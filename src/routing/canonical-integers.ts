@@ -8,11 +8,11 @@ import {
 
 /**
  * An integer as a person or a client writes one: digits, an optional minus,
- * no leading zero. LoopBack's coercion is `Number(text)`, which also reads
+ * no leading zero (and no `-0`). LoopBack's coercion is `Number(text)`, which also reads
  * `0x10`, `1e3`, `+5`, `01` and `1.0` as numbers, and rounds a fraction away
  * near 2^53 (`…990.9` became `…991`): another row than the one written.
  */
-const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
 interface IntegerParameter {
   name: string;
@@ -49,6 +49,9 @@ export function refuseNonCanonicalIntegers(
   request: Request,
   route: ResolvedRoute,
 ): void {
+  // Routes without parameters (and LoopBack's per-request routes for static
+  // files and 404s, whose spec is new each time) skip the cache.
+  if (!route.spec.parameters?.length) return;
   for (const parameter of integerParameters(route)) {
     const raw =
       parameter.in === 'path'

@@ -6,6 +6,7 @@ import {
   TestApp,
 } from '../fixtures/test-app';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {CanonicalParseParamsMiddlewareProvider} from '../../routing/parse-params.middleware';
 
 /**
  * An integer path or query parameter is read only when written as one:
@@ -47,6 +48,7 @@ describe('integer parameters written as integers only', () => {
     '0b1',
     '%201',
     '1%20',
+    '-0',
   ]) {
     it(`refuses the path id ${written} with the uniform 400`, async () => {
       expect(schedulerId).to.equal(1);
@@ -82,6 +84,41 @@ describe('integer parameters written as integers only', () => {
       'Invalid data "0x10" for parameter "limit".',
     );
     await viewer.get(`${path}?limit=1e1`).expect(400);
+  });
+
+  it('changes nothing through a write whose id is written otherwise', async () => {
+    await admin.delete('/api/schedulers/0x1').expect(400);
+    await admin
+      .patch('/api/schedulers/01')
+      .send({description: 'Renamed'})
+      .expect(400);
+    const {body} = await admin
+      .get(`/api/schedulers/${schedulerId}`)
+      .expect(200);
+    expect(body.description).to.equal('Nightly backup');
+  });
+
+  it('leaves numbers inside the JSON filter to the filter rules', async () => {
+    const filter = encodeURIComponent(JSON.stringify({limit: 1, skip: 0}));
+    const {body} = await viewer
+      .get(`/api/schedulers?filter=${filter}`)
+      .expect(200);
+    expect(body).to.have.length(1);
+  });
+
+  it('reads 0 where a parameter allows it', async () => {
+    await viewer
+      .get(`/api/schedulers/${schedulerId}/executions?skip=0`)
+      .expect(200);
+  });
+
+  it('takes the place of LoopBack parse-params middleware: one parses', () => {
+    const parsers = given.app.restServer.find(
+      binding => binding.tagMap.group === 'parseParams',
+    );
+    expect(parsers.map(binding => binding.providerConstructor)).to.eql([
+      CanonicalParseParamsMiddlewareProvider,
+    ]);
   });
 
   it('still asks for a sign-in before it looks at the id', async () => {
