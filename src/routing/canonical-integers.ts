@@ -8,9 +8,10 @@ import {
 
 /**
  * An integer as a person or a client writes one: digits, an optional minus,
- * no leading zero (and no `-0`). LoopBack's coercion is `Number(text)`, which also reads
- * `0x10`, `1e3`, `+5`, `01` and `1.0` as numbers, and rounds a fraction away
- * near 2^53 (`…990.9` became `…991`): another row than the one written.
+ * no leading zero (and no `-0`). LoopBack's coercion is `Number(text)`, which
+ * also reads `0x10`, `1e3`, `+5`, `01` and `1.0` as numbers, and rounds a
+ * fraction away near 2^53 (`…990.9` became `…991`): another row than the one
+ * written.
  */
 const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
