@@ -3,7 +3,7 @@
 //   npm run bench:pipeline -- [--schedulers 10000] [--consumers 1]
 //     [--channels 32] [--mode service|floor] [--compare bullmq]
 //     [--compare floor] [--bullmq-concurrency 1] [--round-trips]
-//     [--profile DIR] [--timeout 180]
+//     [--profile DIR] [--timeout 180] [--warm-minutes 0]
 // --mode service (default): real `start:scheduler` and C `start:worker`
 //   processes on the bench's own database and vhost, each worker with
 //   --channels consumer channels (CRON_WORKER_CHANNELS; prefetch 1, one task
@@ -18,6 +18,13 @@
 //   run --bullmq-concurrency jobs at a time (the issue's comparison: 1).
 // --round-trips: counts the consumers' PostgreSQL round trips (a proxy).
 // --profile DIR: the service processes write --cpu-prof profiles to DIR.
+// --warm-minutes W (0 to 5): every run (service, floor, BullMQ alike) first
+//   fires the same N runs at the W minute boundaries before the measured
+//   one, as a deployment that has been running does (JIT-compiled paths,
+//   warm pools and caches), and reports the last minute only (its
+//   warnings_and_errors and --profile still cover the whole run). Each
+//   warm-up minute must be done a second before the next boundary, or the
+//   run stops with an error. 0 (default): the processes' first minute, cold.
 // Extra settings of the workers come from PIPELINE_WORKER_ENV
 // (JSON, after --channels), e.g. PIPELINE_WORKER_ENV='{"LOG_LEVEL":"warn"}'.
 'use strict';
@@ -43,6 +50,7 @@ const {values} = parseArgs({
     'round-trips': {type: 'boolean', default: false},
     profile: {type: 'string'},
     timeout: {type: 'string', default: '180'},
+    'warm-minutes': {type: 'string', default: '0'},
   },
 });
 const opts = {
@@ -51,6 +59,9 @@ const opts = {
   channels: Number(values.channels),
   bullmqConcurrency: Number(values['bullmq-concurrency']),
   timeoutS: Number(values.timeout),
+  warmMinutes: /^[0-5]$/.test(values['warm-minutes'])
+    ? Number(values['warm-minutes'])
+    : NaN,
   roundTrips: values['round-trips'],
   profileDir: values.profile && path.resolve(values.profile),
   consumerEnv: {},
@@ -67,6 +78,7 @@ for (const [name, flag] of Object.entries(FLAGS)) {
     fail(`--${flag} must be a positive integer`);
   }
 }
+if (Number.isNaN(opts.warmMinutes)) fail('--warm-minutes takes 0 to 5');
 if (opts.channels > 32) fail('--channels takes 1 to 32 (CRON_WORKER_CHANNELS)');
 opts.consumerEnv.CRON_WORKER_CHANNELS = String(opts.channels);
 if (!['service', 'floor'].includes(values.mode))
@@ -135,6 +147,7 @@ async function main() {
         schedulers: opts.schedulers,
         consumers: opts.consumers,
         channels_per_consumer: Number(opts.consumerEnv.CRON_WORKER_CHANNELS),
+        warm_minutes: opts.warmMinutes,
         worker_env: opts.consumerEnv,
         runs,
         ratios,

@@ -21,6 +21,7 @@ const {
   sleep,
   startPercentiles,
   waitFor,
+  waitForWarmMinute,
 } = require('./common');
 
 const QUEUE = 'pipeline';
@@ -95,7 +96,7 @@ function startWorker(port, concurrency) {
   return child;
 }
 
-/** opts: schedulers, consumers, bullmqConcurrency, timeoutS. */
+/** opts: schedulers, consumers, bullmqConcurrency, timeoutS, warmMinutes. */
 async function runBullmq(opts) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-redis-'));
   const children = [];
@@ -113,8 +114,10 @@ async function runBullmq(opts) {
     await Promise.all(workers.map(w => w.ready));
     // Far enough ahead to create every scheduler before it; each is told to
     // start just before the slot, so all first jobs are due at the slot.
-    const slot = nextBoundary(30_000);
-    const startDate = new Date(slot.getTime() - 1000);
+    // The first minute fired; the warm-up minutes run before the measured one.
+    const first = nextBoundary(30_000);
+    const slot = new Date(first.getTime() + opts.warmMinutes * 60_000);
+    const startDate = new Date(first.getTime() - 1000);
     for (let i = 0; i < opts.schedulers; i += UPSERTS_AT_ONCE) {
       await Promise.all(
         Array.from(
@@ -131,13 +134,22 @@ async function runBullmq(opts) {
     if (Date.now() > startDate.getTime()) {
       throw new Error('creating the BullMQ job schedulers took past the slot');
     }
+    for (let i = 1; i <= opts.warmMinutes; i++) {
+      await waitForWarmMinute(
+        async () =>
+          (await queue.getJobCounts('completed')).completed >=
+          i * opts.schedulers,
+        new Date(first.getTime() + (i - 1) * 60_000),
+      );
+    }
     await sleep(slot.getTime() - Date.now() - 50);
     const pids = [redis.child, ...workers].map(c => c.pid);
     const cpuBefore = pids.map(cpuSeconds);
     const machineBefore = machineCpu();
     const finished = await waitFor(
       async () =>
-        (await queue.getJobCounts('completed')).completed >= opts.schedulers,
+        (await queue.getJobCounts('completed')).completed >=
+        (opts.warmMinutes + 1) * opts.schedulers,
       opts.timeoutS * 1000,
       200,
     );
@@ -163,7 +175,8 @@ async function runBullmq(opts) {
       run: 'bullmq',
       concurrency: opts.bullmqConcurrency,
       slot: slot.toISOString(),
-      finished,
+      // The count above is of every minute: this one's jobs must all be in.
+      finished: finished && jobs.length >= opts.schedulers,
       succeeded: jobs.length,
       ...startPercentiles(starts),
       last_finish_s: seconds(lastFinish),

@@ -25,13 +25,38 @@ async function seedReminderSchedulers(db, count, schedule = '* * * * *') {
 }
 
 /**
- * Makes every scheduler due at `slot` only (minute and hour in UTC, the
- * service's default zone), so no earlier minute queues runs ahead of it.
+ * Makes every scheduler due at `slots` (minute boundaries in a row) and no
+ * minute near them, in UTC, the service's default zone: so no earlier
+ * minute queues runs ahead of them. Across an hour (…:59, …:00) the lists
+ * also name the same minutes an hour before and after, outside any run.
  */
-async function dueOnlyAt(db, slot) {
+async function dueOnlyAt(db, slots) {
+  const list = values => [...new Set(values)].join(',');
   await db.query(`UPDATE scheduler SET schedule = $1`, [
-    `${slot.getUTCMinutes()} ${slot.getUTCHours()} * * *`,
+    `${list(slots.map(s => s.getUTCMinutes()))} ${list(slots.map(s => s.getUTCHours()))} * * *`,
   ]);
+}
+
+/** `count` minute boundaries in a row, the first `first`; the last is measured. */
+function minutesFrom(first, count) {
+  return Array.from(
+    {length: count},
+    (_, i) => new Date(first.getTime() + i * 60_000),
+  );
+}
+
+/**
+ * Waits until a warm-up minute's runs are all done (`done()`), at the
+ * latest a second before the next boundary: the measured minute must not
+ * start with a warm-up still going, or it would measure both.
+ */
+async function waitForWarmMinute(done, slot) {
+  const deadline = slot.getTime() + 60_000 - 1000;
+  if (!(await waitFor(done, deadline - Date.now(), 50))) {
+    throw new Error(
+      `warm-up minute ${slot.toISOString()} was not done a second before the next boundary`,
+    );
+  }
 }
 
 /** The first minute boundary at least `leadMs` from now. */
@@ -129,10 +154,12 @@ module.exports = {
   NEVER_DUE,
   dueOnlyAt,
   ledgerReport,
+  minutesFrom,
   nextBoundary,
   seedReminderSchedulers,
   sleep,
   startPercentiles,
   waitFor,
+  waitForWarmMinute,
   seconds,
 };

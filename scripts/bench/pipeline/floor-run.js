@@ -30,11 +30,13 @@ const {
 } = require('../../../dist/queue/turn-writes');
 const {
   ledgerReport,
+  minutesFrom,
   nextBoundary,
   seedReminderSchedulers,
   seconds,
   sleep,
   waitFor,
+  waitForWarmMinute,
 } = require('./common');
 
 const AFTER_BOUNDARY_MS = 100;
@@ -132,7 +134,7 @@ function deliveries(consumers) {
   };
 }
 
-/** opts: schedulers, consumers, channels, timeoutS. */
+/** opts: schedulers, consumers, channels, timeoutS, warmMinutes. */
 async function runFloor(opts) {
   const env = await createBenchEnvironment();
   const db = new Client({connectionString: env.databaseUrl});
@@ -153,7 +155,18 @@ async function runFloor(opts) {
     if (!(await waitFor(() => consumers.every(c => c.ready), 30_000, 50))) {
       throw new Error('the floor consumers did not start');
     }
-    const slot = nextBoundary(2000);
+    const slots = minutesFrom(nextBoundary(2000), opts.warmMinutes + 1);
+    const slot = slots[slots.length - 1];
+    // The warm-up minutes: claimed, published and received as the measured one.
+    for (const [i, warm] of slots.slice(0, -1).entries()) {
+      await sleep(warm.getTime() + AFTER_BOUNDARY_MS - Date.now());
+      await claimAndPublish(db, channel, warm);
+      const all = (i + 1) * opts.schedulers;
+      await waitForWarmMinute(
+        () => deliveries(consumers).received >= all,
+        warm,
+      );
+    }
     await sleep(slot.getTime() - Date.now() - 50);
     const cpuBefore = [
       process.cpuUsage(),
@@ -163,7 +176,7 @@ async function runFloor(opts) {
     await sleep(slot.getTime() + AFTER_BOUNDARY_MS - Date.now());
     await claimAndPublish(db, channel, slot);
     const received = await waitFor(
-      () => deliveries(consumers).received >= opts.schedulers,
+      () => deliveries(consumers).received >= slots.length * opts.schedulers,
       opts.timeoutS * 1000,
       20,
     );

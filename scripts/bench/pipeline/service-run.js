@@ -15,10 +15,12 @@ const {
   NEVER_DUE,
   dueOnlyAt,
   ledgerReport,
+  minutesFrom,
   nextBoundary,
   seedReminderSchedulers,
   sleep,
   waitFor,
+  waitForWarmMinute,
 } = require('./common');
 
 /** Committed transactions of one database so far (round trips that wrote or read). */
@@ -54,10 +56,32 @@ function backendCpuSince(before, after) {
   return used;
 }
 
+/** Runs of `slot` that succeeded so far. */
+async function succeededAt(db, slot) {
+  const {rows} = await db.query(
+    `SELECT count(*)::int AS n FROM scheduler_execution
+      WHERE slot = $1 AND status = 'succeeded'`,
+    [slot],
+  );
+  return rows[0].n;
+}
+
+/** Lets the warm-up minutes fire; each one's runs all succeed in its minute. */
+async function warmUp(db, slots, opts) {
+  for (const slot of slots) {
+    await sleep(slot.getTime() - Date.now());
+    await waitForWarmMinute(
+      async () => (await succeededAt(db, slot)) >= opts.schedulers,
+      slot,
+    );
+  }
+}
+
 /**
  * opts: schedulers, consumers, timeoutS, consumerEnv (extra settings of the
  * workers), roundTrips (count the consumers' database round trips through a
- * proxy), profileDir (write --cpu-prof profiles of every process there).
+ * proxy), profileDir (write --cpu-prof profiles of every process there),
+ * warmMinutes (minutes fired before the measured one).
  */
 async function runService(opts) {
   const env = await createBenchEnvironment();
@@ -66,8 +90,9 @@ async function runService(opts) {
   const procs = [];
   const proxies = [];
   try {
-    // Due only at the measured slot: a minute the processes met while
-    // starting would otherwise queue a whole batch ahead of it.
+    // Due only at the measured slot (and the warm-up minutes before it): a
+    // minute the processes met while starting would otherwise queue a whole
+    // batch ahead of it.
     await seedReminderSchedulers(db, opts.schedulers, NEVER_DUE);
     const started = new Set();
     // Warnings and errors per process, and the first of each: a run that
@@ -116,25 +141,21 @@ async function runService(opts) {
     if (!(await waitFor(() => started.size === procs.length, 60_000, 100))) {
       throw new Error('the service processes did not start');
     }
-    const slot = nextBoundary(10_000);
-    await dueOnlyAt(db, slot);
-    if (Date.now() >= slot.getTime()) {
+    const slots = minutesFrom(nextBoundary(10_000), opts.warmMinutes + 1);
+    const slot = slots[slots.length - 1];
+    await dueOnlyAt(db, slots);
+    if (Date.now() >= slots[0].getTime()) {
       throw new Error('making the schedulers due took past the slot');
     }
+    await warmUp(db, slots.slice(0, -1), opts);
     await sleep(slot.getTime() - Date.now() - 50);
     const cpuBefore = procs.map(p => cpuSeconds(p.child.pid));
     const machineBefore = machineCpu();
     const backendsBefore = await backendCpu(db);
     const burstsBefore = proxies.map(p => p.counter.bursts);
     const xactBefore = await transactions(db);
-    const countDone = async () => {
-      const {rows} = await db.query(
-        `SELECT count(*)::int AS n FROM scheduler_execution
-          WHERE slot = $1 AND status = 'succeeded'`,
-        [slot],
-      );
-      return rows[0].n >= opts.schedulers;
-    };
+    const countDone = async () =>
+      (await succeededAt(db, slot)) >= opts.schedulers;
     const finished = await waitFor(countDone, opts.timeoutS * 1000, 200);
     const machine = cpuSince(machineBefore);
     const backends = backendCpuSince(backendsBefore, await backendCpu(db));
