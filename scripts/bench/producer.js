@@ -22,6 +22,7 @@ const {SlotCalendars} = require('../../dist/scheduling/calendar-match');
 const {claimRuns} = require('../../dist/producer/execution-claimer');
 const {publishClaims} = require('../../dist/producer/claim-publisher');
 const {dispatchLagRecorder} = require('../../dist/producer/producer');
+const {AFTER_BOUNDARY_MS} = require('../../dist/producer/minute-ticker');
 const {Metrics} = require('../../dist/metrics/metrics');
 const {CronCache} = require('../../dist/scheduling/compiled-cron');
 
@@ -117,7 +118,7 @@ async function main() {
       `seeded ${total} schedulers (${dueCount} due); waiting for ${slot.toISOString()}\n`,
     );
     await new Promise(resolve =>
-      setTimeout(resolve, slotMs - Date.now() + 100),
+      setTimeout(resolve, slotMs - Date.now() + AFTER_BOUNDARY_MS),
     );
 
     const tickStart = now();
@@ -143,7 +144,7 @@ async function main() {
     const confirmed = now();
     const tickCpu = process.cpuUsage(cpuBefore);
 
-    // The ticker fires 100 ms after the boundary, as the producer does.
+    // The tick starts AFTER_BOUNDARY_MS after the boundary, as the producer's.
     const sinceSlot = Date.now() - slotMs;
     // Dispatch lag as the ledger tells it: claim written, confirm arrived.
     const {rows: ledger} = await pool.query(

@@ -1,8 +1,21 @@
 import type {Logger} from '../logging/logger';
 import {msUntilNextMinute} from '../scheduling/slots';
 
-/** A little after the boundary, so the new minute has surely begun. */
-const AFTER_BOUNDARY_MS = 100;
+/**
+ * How long after the boundary a tick starts: every run's dispatch waits this
+ * long, so it is short. Node's timers keep to the monotonic clock; a wall
+ * clock that NTP slews slower (up to 0.05 %, 30 ms a minute) can still read
+ * just before the boundary when the timer ends, and then the ticker waits
+ * out the rest instead of ticking in the old minute.
+ */
+export const AFTER_BOUNDARY_MS = 10;
+
+/**
+ * Earlier than this before the boundary, the clock was set back rather than
+ * slewed: the ticker ticks on by the new time (the producer evaluates no
+ * slot twice) instead of going quiet until the old boundary comes again.
+ */
+const SLEW_LIMIT_MS = 1000;
 
 /**
  * Calls `onTick` right away and then just after every minute boundary,
@@ -53,8 +66,24 @@ export class MinuteTicker {
       .then(() => {
         this.running = undefined;
         if (this.stopped) return;
-        const delay = msUntilNextMinute(this.clock()) + AFTER_BOUNDARY_MS;
-        this.timer = setTimeout(() => this.run(), Math.ceil(delay / this.rate));
+        const now = this.clock();
+        this.runAfter(now.getTime() + msUntilNextMinute(now));
       });
+  }
+
+  /**
+   * Runs a tick AFTER_BOUNDARY_MS after `boundary` (epoch ms) by the clock,
+   * not before it unless the clock was set back.
+   */
+  private runAfter(boundary: number): void {
+    const delay = boundary + AFTER_BOUNDARY_MS - this.clock().getTime();
+    this.timer = setTimeout(
+      () => {
+        const early = boundary - this.clock().getTime();
+        if (early > 0 && early < SLEW_LIMIT_MS) this.runAfter(boundary);
+        else this.run();
+      },
+      Math.max(1, Math.ceil(delay / this.rate)),
+    );
   }
 }

@@ -1,5 +1,5 @@
 import {expect, sinon} from '@loopback/testlab';
-import {MinuteTicker} from '../../producer/minute-ticker';
+import {AFTER_BOUNDARY_MS, MinuteTicker} from '../../producer/minute-ticker';
 import {LogCapture} from '../fixtures/log-capture';
 
 describe('MinuteTicker', () => {
@@ -24,9 +24,9 @@ describe('MinuteTicker', () => {
     await ticker.stop();
     expect(iso(ticks)).to.deepEqual([
       '10:00:42.000',
-      '10:01:00.100',
-      '10:02:00.100',
-      '10:03:00.100',
+      '10:01:00.010',
+      '10:02:00.010',
+      '10:03:00.010',
     ]);
   });
 
@@ -46,9 +46,59 @@ describe('MinuteTicker', () => {
     await ticker.stop();
     expect(iso(ticks)).to.deepEqual([
       '10:00:42.000',
-      '10:01:00.100',
-      '10:04:00.100',
-      '10:05:00.100',
+      '10:01:00.010',
+      '10:04:00.010',
+      '10:05:00.010',
+    ]);
+  });
+
+  it('never ticks before the boundary while the clock runs slower than its timers', async () => {
+    // NTP slews a wall clock by up to 0.05 %: about 30 ms in a minute, more
+    // than the margin after the boundary. Here it runs 0.1 % slow, so each
+    // timer ends a little before the boundary by the clock.
+    const start = Date.now();
+    const ticks: Date[] = [];
+    const ticker = new MinuteTicker(
+      () => new Date(start + (Date.now() - start) * 0.999),
+      async now => ticks.push(now),
+      new LogCapture().logger,
+    );
+    ticker.start();
+    await clock.tickAsync(0);
+    await clock.tickAsync(3 * 60_000 + 500);
+    await ticker.stop();
+    const later = ticks.slice(1);
+    expect(later.map(t => t.toISOString().slice(11, 16))).to.deepEqual([
+      '10:01',
+      '10:02',
+      '10:03',
+    ]);
+    for (const tick of later) {
+      expect(tick.getUTCSeconds()).to.equal(0);
+      expect(tick.getUTCMilliseconds()).to.be.below(AFTER_BOUNDARY_MS + 5);
+    }
+  });
+
+  it('keeps ticking every minute by a clock set back an hour', async () => {
+    let offset = 0;
+    const ticks: Date[] = [];
+    const ticker = new MinuteTicker(
+      () => new Date(Date.now() + offset),
+      async now => {
+        ticks.push(now);
+        // Set back while the ticker waits for the next boundary.
+        if (ticks.length === 1) setTimeout(() => (offset = -3_600_000), 1000);
+      },
+      new LogCapture().logger,
+    );
+    ticker.start();
+    await clock.tickAsync(0);
+    await clock.tickAsync(2 * 60_000);
+    await ticker.stop();
+    expect(iso(ticks)).to.deepEqual([
+      '10:00:42.000',
+      '09:01:00.010',
+      '09:02:00.010',
     ]);
   });
 
