@@ -6,13 +6,14 @@ import type {TaskPublisher} from '../queue/task-publisher';
 import {CronCache} from '../scheduling/compiled-cron';
 import {addMinutes, minuteSlot, planSlots} from '../scheduling/slots';
 import {SlotCalendars} from '../scheduling/calendar-match';
-import {loadCalendars} from './calendar-loader';
-import {loadCandidates} from './candidate';
+import {LoadedCalendars, loadCalendars} from './calendar-loader';
+import {Candidate, loadCandidates} from './candidate';
 import {noticeMissedRuns} from '../notices/missed-runs-notice';
 import {endActiveWindows} from './window-ender';
 import {ConfirmedListener, publishClaims} from './claim-publisher';
 import {
   countDuePerScheduler,
+  DueRun,
   evaluateDue,
   InvalidRow,
   MissedOneTime,
@@ -125,6 +126,17 @@ interface OwnSlots {
 
 /** How often a producer waiting for a peer's slot looks at its lease. */
 const LEASE_POLL_MS = 250;
+
+/**
+ * How long before a slot an activation is looked at again by the next tick.
+ * `activated_at` is the database's clock when the row was written, not when
+ * it committed: a scheduler activated just before a boundary and committed
+ * after that slot's tick read the candidates (a slow commit, or a database
+ * clock behind the producer's) is due in the slot but was not seen. The
+ * next tick evaluates such schedulers for the slot before its own, and the
+ * ledger's unique key keeps a run that was claimed from being claimed twice.
+ */
+export const LATE_ACTIVATION_MS = 5000;
 
 /** Warned-about rows are remembered up to this many, then forgotten at once. */
 const WARNED_LIMIT = 10_000;
@@ -318,11 +330,12 @@ export class Producer {
     );
     this.logInvalid(evaluation.invalid);
     const missed = await this.disableMissed(evaluation.missed);
-    const claims = await claimRuns(
-      this.pool,
-      evaluation.due,
-      this.config.containerId,
-    );
+    const due = [
+      // First: within a tick the overlap check sees earlier minutes' claims.
+      ...this.lateActivations(now, slots, skippedSlots, candidates, loaded),
+      ...evaluation.due,
+    ];
+    const claims = await claimRuns(this.pool, due, this.config.containerId);
     this.afterClaim?.(claims.length);
     const toSend = claims.filter(claim => !claim.skipped);
     const published = await publishClaims(
@@ -333,9 +346,9 @@ export class Producer {
     );
     return {
       slots: slots.length,
-      due: evaluation.due.length,
+      due: due.length,
       claimed: toSend.length,
-      already_claimed: evaluation.due.length - claims.length,
+      already_claimed: due.length - claims.length,
       skipped_overlap: claims.filter(c => c.skipped && !c.skipped_by_calendar)
         .length,
       skipped_calendar: claims.filter(c => c.skipped_by_calendar).length,
@@ -343,6 +356,46 @@ export class Producer {
       invalid: evaluation.invalid.length,
       missed_one_time: missed,
     };
+  }
+
+  /**
+   * The runs, in the minute before `slots`, of recurring schedulers
+   * activated within LATE_ACTIVATION_MS before it: that minute's tick may
+   * have read the candidates before their activation committed. Not for a
+   * minute skipped after downtime or outside the catch-up window.
+   */
+  private lateActivations(
+    now: Date,
+    slots: Date[],
+    skippedSlots: Date[],
+    candidates: Candidate[],
+    loaded: LoadedCalendars,
+  ): DueRun[] {
+    const before = addMinutes(slots[0], -1);
+    const window = this.dueWindow(now);
+    if (before < window.oldest) return [];
+    if (skippedSlots.some(slot => slot.getTime() === before.getTime())) {
+      return [];
+    }
+    const from = before.getTime() - LATE_ACTIVATION_MS;
+    const recent = candidates.filter(candidate => {
+      // Number(): a stored infinity arrives as a number, not a Date.
+      const activated = Number(candidate.activated_at);
+      return (
+        candidate.schedule !== null &&
+        activated >= from &&
+        activated < before.getTime()
+      );
+    });
+    if (recent.length === 0) return [];
+    return evaluateDue(
+      recent,
+      [before],
+      window,
+      this.config.cronTimeZone,
+      this.cache,
+      new SlotCalendars(loaded.calendars, [before]),
+    ).due;
   }
 
   /** The minutes runs may still be fired for: the catch-up window. */

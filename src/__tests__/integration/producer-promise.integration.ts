@@ -155,6 +155,42 @@ describe('producer: every due run fires once and on time', () => {
       ).to.deepEqual([[created, 'cron-2026-11-21-10-06']]);
     });
 
+    it('fires at the next tick the minute of a scheduler activated just before it but committed after its tick read the candidates', async () => {
+      await lastSlotWas('2026-11-21T10:05:00Z');
+      const p = await producer({cronCatchUpMinutes: 5});
+      // The 10:06 tick reads the candidates before the commit of a scheduler
+      // created at 10:05:59.995 (a slow commit, or a database clock behind
+      // the producer's): its 10:06 run is due but was not seen.
+      await p.producer.tick(at('2026-11-21T10:06:00.010Z'));
+      const [late, early, seen] = await insertSchedulers([
+        {schedule: '* * * * *', activated_at: '2026-11-21T10:05:59.995Z'},
+        // Activated long enough before 10:06 to have been seen then.
+        {schedule: '* * * * *', activated_at: '2026-11-21T10:05:30Z'},
+        // Just before 10:07, and committed before the 10:07 tick reads.
+        {schedule: '* * * * *', activated_at: '2026-11-21T10:06:59.990Z'},
+      ]);
+      const keys = async () =>
+        (await executionRows()).map(row => [
+          row.scheduler_id,
+          row.execution_key,
+        ]);
+
+      const next = await p.producer.tick(at('2026-11-21T10:07:00.010Z'));
+
+      expect(next).to.containDeep({slots: 1, claimed: 4, published: 4});
+      expect(await keys()).to.deepEqual([
+        [late, 'cron-2026-11-21-10-06'],
+        [late, 'cron-2026-11-21-10-07'],
+        [early, 'cron-2026-11-21-10-07'],
+        [seen, 'cron-2026-11-21-10-07'],
+      ]);
+      // The 10:08 tick looks back at 10:07 for `seen`: its run is there, so
+      // it is not claimed twice.
+      const after = await p.producer.tick(at('2026-11-21T10:08:00.010Z'));
+      expect(after).to.containDeep({claimed: 3, already_claimed: 1});
+      expect(await keys()).to.have.length(7);
+    });
+
     it('catches up a resumed scheduler only from the minute after it was resumed', async () => {
       // Paused long ago, resumed at 10:02:30 while the producer was down.
       await insertSchedulers([
