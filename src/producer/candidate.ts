@@ -8,6 +8,8 @@ export interface Candidate {
   timezone: string | null;
   /** When it last became eligible: no recurring run for an earlier slot. */
   activated_at: Date;
+  /** When its row was last changed (its transaction's start). */
+  updated_at?: Date;
   /** Calendars it follows (a plain list; ids of deleted calendars are ignored). */
   calendar_ids?: number[];
   /** The active window: no run for a slot before starts_at or after ends_at. */
@@ -21,8 +23,8 @@ export interface Candidate {
  */
 export async function loadCandidates(pool: Pool): Promise<Candidate[]> {
   const {rows} = await pool.query<Candidate>(
-    `SELECT id, schedule, date_time, timezone, activated_at, calendar_ids,
-            starts_at, ends_at
+    `SELECT id, schedule, date_time, timezone, activated_at, updated_at,
+            calendar_ids, starts_at, ends_at
        FROM scheduler
       WHERE status AND NOT stay_alive`,
   );

@@ -51,6 +51,11 @@ export interface TickReport {
   skipped_calendar: number;
   /** Schedulers switched off because their active window ended. */
   window_ended: number;
+  /**
+   * Runs claimed for the minute before the tick's slots: their scheduler's
+   * activation, just before that minute, committed after its tick had read.
+   */
+  late_activated: number;
   published: number;
   /** Schedulers skipped because their schedule, zone or date is unreadable. */
   invalid: number;
@@ -83,6 +88,7 @@ const NOTHING_EVALUATED: EvaluationCounts = {
   already_claimed: 0,
   skipped_overlap: 0,
   skipped_calendar: 0,
+  late_activated: 0,
   published: 0,
   invalid: 0,
   missed_one_time: 0,
@@ -330,12 +336,14 @@ export class Producer {
     );
     this.logInvalid(evaluation.invalid);
     const missed = await this.disableMissed(evaluation.missed);
-    const due = [
-      // First: within a tick the overlap check sees earlier minutes' claims.
-      ...this.lateActivations(now, slots, skippedSlots, candidates, loaded),
-      ...evaluation.due,
-    ];
+    const late = this.lateActivations(now, slots[0], candidates, loaded);
+    // The earlier minute first, as in a catch-up: the overlap check of the
+    // later one leaves out runs this tick claimed for it.
+    const due = [...late.due, ...evaluation.due];
     const claims = await claimRuns(this.pool, due, this.config.containerId);
+    const lateClaims = claims.filter(
+      claim => claim.slot.getTime() === late.slot.getTime(),
+    ).length;
     this.afterClaim?.(claims.length);
     const toSend = claims.filter(claim => !claim.skipped);
     const published = await publishClaims(
@@ -346,9 +354,11 @@ export class Producer {
     );
     return {
       slots: slots.length,
-      due: due.length,
+      due: evaluation.due.length,
       claimed: toSend.length,
-      already_claimed: due.length - claims.length,
+      // Found claimed by a peer; a look back finding its run is not counted.
+      already_claimed: evaluation.due.length - (claims.length - lateClaims),
+      late_activated: lateClaims,
       skipped_overlap: claims.filter(c => c.skipped && !c.skipped_by_calendar)
         .length,
       skipped_calendar: claims.filter(c => c.skipped_by_calendar).length,
@@ -359,43 +369,44 @@ export class Producer {
   }
 
   /**
-   * The runs, in the minute before `slots`, of recurring schedulers
-   * activated within LATE_ACTIVATION_MS before it: that minute's tick may
-   * have read the candidates before their activation committed. Not for a
-   * minute skipped after downtime or outside the catch-up window.
+   * The runs, in the minute before `first`, of recurring schedulers
+   * activated within LATE_ACTIVATION_MS before that minute: its tick may
+   * have read the candidates before their activation committed. A row
+   * changed at or after that minute began is left out: that tick may have
+   * seen it as it was (a window or calendar that refused the run) and
+   * decided rightly. Nothing for a minute outside the catch-up window
+   * (none with CRON_CATCHUP_MINUTES=0).
    */
   private lateActivations(
     now: Date,
-    slots: Date[],
-    skippedSlots: Date[],
+    first: Date,
     candidates: Candidate[],
     loaded: LoadedCalendars,
-  ): DueRun[] {
-    const before = addMinutes(slots[0], -1);
+  ): {slot: Date; due: DueRun[]} {
+    const slot = addMinutes(first, -1);
     const window = this.dueWindow(now);
-    if (before < window.oldest) return [];
-    if (skippedSlots.some(slot => slot.getTime() === before.getTime())) {
-      return [];
-    }
-    const from = before.getTime() - LATE_ACTIVATION_MS;
+    if (slot < window.oldest) return {slot, due: []};
+    const from = slot.getTime() - LATE_ACTIVATION_MS;
     const recent = candidates.filter(candidate => {
       // Number(): a stored infinity arrives as a number, not a Date.
       const activated = Number(candidate.activated_at);
       return (
         candidate.schedule !== null &&
         activated >= from &&
-        activated < before.getTime()
+        activated < slot.getTime() &&
+        Number(candidate.updated_at) < slot.getTime()
       );
     });
-    if (recent.length === 0) return [];
-    return evaluateDue(
+    if (recent.length === 0) return {slot, due: []};
+    const {due} = evaluateDue(
       recent,
-      [before],
+      [slot],
       window,
       this.config.cronTimeZone,
       this.cache,
-      new SlotCalendars(loaded.calendars, [before]),
-    ).due;
+      new SlotCalendars(loaded.calendars, [slot]),
+    );
+    return {slot, due};
   }
 
   /** The minutes runs may still be fired for: the catch-up window. */

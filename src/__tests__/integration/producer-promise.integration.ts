@@ -177,7 +177,14 @@ describe('producer: every due run fires once and on time', () => {
 
       const next = await p.producer.tick(at('2026-11-21T10:07:00.010Z'));
 
-      expect(next).to.containDeep({slots: 1, claimed: 4, published: 4});
+      expect(next).to.containDeep({
+        slots: 1,
+        due: 3,
+        claimed: 4,
+        published: 4,
+        already_claimed: 0,
+        late_activated: 1,
+      });
       expect(await keys()).to.deepEqual([
         [late, 'cron-2026-11-21-10-06'],
         [late, 'cron-2026-11-21-10-07'],
@@ -187,8 +194,56 @@ describe('producer: every due run fires once and on time', () => {
       // The 10:08 tick looks back at 10:07 for `seen`: its run is there, so
       // it is not claimed twice.
       const after = await p.producer.tick(at('2026-11-21T10:08:00.010Z'));
-      expect(after).to.containDeep({claimed: 3, already_claimed: 1});
+      expect(after).to.containDeep({
+        claimed: 3,
+        already_claimed: 0,
+        late_activated: 0,
+      });
       expect(await keys()).to.have.length(7);
+    });
+
+    it('does not look back at a scheduler changed since the minute began: its tick saw it and decided', async () => {
+      await lastSlotWas('2026-11-21T10:05:00Z');
+      const p = await producer({cronCatchUpMinutes: 5});
+      // Seen by the 10:06 tick, which rightly refused 10:06: it starts later.
+      const [windowed] = await insertSchedulers([
+        {schedule: '* * * * *', activated_at: '2026-11-21T10:05:59.995Z'},
+      ]);
+      await sql(
+        `UPDATE scheduler SET starts_at = '2026-11-21T10:10:00Z' WHERE id = $1`,
+        [windowed],
+      );
+      expect(
+        await p.producer.tick(at('2026-11-21T10:06:00.010Z')),
+      ).to.containDeep({due: 0, claimed: 0});
+      // Then its window is widened to the past. The trigger sets updated_at
+      // to the change's time (the real clock, after the test's 10:06).
+      await sql(`UPDATE scheduler SET starts_at = NULL WHERE id = $1`, [
+        windowed,
+      ]);
+
+      const next = await p.producer.tick(at('2026-11-21T10:07:00.010Z'));
+
+      expect(next).to.containDeep({claimed: 1, late_activated: 0});
+      expect(
+        (await executionRows()).map(row => row.execution_key),
+      ).to.deepEqual(['cron-2026-11-21-10-07']);
+    });
+
+    it('looks back at no minute outside the catch-up window (CRON_CATCHUP_MINUTES=0)', async () => {
+      await lastSlotWas('2026-11-21T10:05:00Z');
+      const p = await producer({cronCatchUpMinutes: 0});
+      await p.producer.tick(at('2026-11-21T10:06:00.010Z'));
+      await insertSchedulers([
+        {schedule: '* * * * *', activated_at: '2026-11-21T10:05:59.995Z'},
+      ]);
+
+      const next = await p.producer.tick(at('2026-11-21T10:07:00.010Z'));
+
+      expect(next).to.containDeep({claimed: 1, late_activated: 0});
+      expect(
+        (await executionRows()).map(row => row.execution_key),
+      ).to.deepEqual(['cron-2026-11-21-10-07']);
     });
 
     it('catches up a resumed scheduler only from the minute after it was resumed', async () => {
