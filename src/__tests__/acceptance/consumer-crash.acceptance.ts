@@ -11,7 +11,10 @@ import {ServiceProcess, startService} from '../fixtures/service-process';
  * either with its whole process group (a container stop) or alone (kill -9,
  * where the kernel's parent-death signal must take its worker down too).
  */
-describe('consumer process killed mid-task', () => {
+describe('consumer process killed mid-task', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   const services: ServiceProcess[] = [];
   const probe = givenProbeWorker();
   afterEach(async () => {

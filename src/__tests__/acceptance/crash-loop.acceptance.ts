@@ -15,7 +15,10 @@ import {ServiceProcess, startService} from '../fixtures/service-process';
  * A task that kills whichever consumer runs it (as a worker that exhausts
  * the consumer's memory would) must not crash-loop the fleet.
  */
-describe('a task that kills its consumer every time', () => {
+describe('a task that kills its consumer every time', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   let workersDir: string;
   const services: ServiceProcess[] = [];
   const probe = () => path.join(workersDir, 'killer.out');

@@ -75,7 +75,10 @@ const eventually = (
   timeoutMs = 20_000,
 ) => waitUntil(probe, timeoutMs, what);
 
-describe('Prometheus metrics (issue 16)', () => {
+describe('Prometheus metrics (issue 16)', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   describe('of a producer and a consumer process, on HEALTH_PORT', () => {
     const services: ServiceProcess[] = [];
     before(async () => {

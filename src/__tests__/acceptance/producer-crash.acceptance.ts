@@ -11,7 +11,10 @@ import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
  * Regression cases from the chaos suite, as ordinary processes: the fast
  * test clock, and a producer killed between claim and publish.
  */
-describe('Producer process under the chaos settings', () => {
+describe('Producer process under the chaos settings', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   let dir: string;
   const services: ServiceProcess[] = [];
 

@@ -35,7 +35,11 @@ const LOST_AFTER = lostAfterMs(TEST_RETRY);
  * out DELIVERY_LIMIT times is dropped. Its delivery must not stay pending
  * for ever, unseen (issue 27 review).
  */
-describe('Webhook deliveries whose message the broker lost', () => {
+describe('Webhook deliveries whose message the broker lost', function (this: Mocha.Suite) {
+  // The broker hands a message out up to its delivery limit, four rounds
+  // in one test: seconds on a loaded machine. A test still fails within a
+  // minute.
+  this.timeout(60_000);
   let receiver: TestReceiver;
   let logs: LogCapture;
   let pool: Pool;
