@@ -8,7 +8,10 @@ import {ServiceProcess, startService} from '../fixtures/service-process';
  * CRON_WORKER_CHANNELS: one worker process with several consumers of
  * cron_scheduler, each holding one task at a time (prefetch 1).
  */
-describe('consumer channels of one worker process', () => {
+describe('consumer channels of one worker process', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   let service: ServiceProcess | undefined;
   const probe = givenProbeWorker();
   afterEach(async () => {

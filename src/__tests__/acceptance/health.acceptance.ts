@@ -19,7 +19,10 @@ type ErrorBody = {
 const amqpTarget = new URL(TEST_AMQP_URL);
 const pgTarget = new URL(TEST_DATABASE_URL);
 
-describe('health endpoints', () => {
+describe('health endpoints', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   const apps: TestApp[] = [];
   const proxies: TcpProxy[] = [];
   async function app(

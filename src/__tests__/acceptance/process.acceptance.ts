@@ -25,7 +25,10 @@ function refusesConnections(port: number): Promise<boolean> {
   });
 }
 
-describe('service process', () => {
+describe('service process', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   const roles: Array<[string, string[]]> = [
     ['api', []],
     ['scheduler', ['cron-scheduler started']],

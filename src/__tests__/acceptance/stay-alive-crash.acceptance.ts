@@ -15,7 +15,10 @@ const alive = (pid: number) => {
   }
 };
 
-describe('stay-alive supervisor killed with SIGKILL', () => {
+describe('stay-alive supervisor killed with SIGKILL', function (this: Mocha.Suite) {
+  // Real service processes: each start takes seconds on a loaded
+  // machine. A test still fails within a minute.
+  this.timeout(60_000);
   let workersDir: string;
   let service: ServiceProcess | undefined;
   let workerPid: number | undefined;

@@ -55,7 +55,10 @@ function givenStayAlive(params: object = LONG_RUNNING, workerId = 1) {
   return {stay_alive: true, worker_id: workerId, schedule: null, params};
 }
 
-describe('stay-alive supervisor', () => {
+describe('stay-alive supervisor', function (this: Mocha.Suite) {
+  // Real supervisors, workers and a service process: each start takes
+  // seconds on a loaded machine. A test still fails within a minute.
+  this.timeout(60_000);
   const running: TestSupervisor[] = [];
 
   function supervisor(
