@@ -14,6 +14,7 @@ import {ConfirmedListener, publishClaims} from './claim-publisher';
 import {
   countDuePerScheduler,
   DueRun,
+  DueWindow,
   evaluateDue,
   InvalidRow,
   MissedOneTime,
@@ -326,17 +327,18 @@ export class Producer {
       );
     }
     this.logCalendarProblems(loaded.problems);
+    const window = this.dueWindow(now);
     const evaluation = evaluateDue(
       candidates,
       slots,
-      this.dueWindow(now),
+      window,
       this.config.cronTimeZone,
       this.cache,
       new SlotCalendars(loaded.calendars, slots),
     );
     this.logInvalid(evaluation.invalid);
     const missed = await this.disableMissed(evaluation.missed);
-    const late = this.lateActivations(now, slots[0], candidates, loaded);
+    const late = this.lateActivations(window, slots[0], candidates, loaded);
     // The earlier minute first, as in a catch-up: the overlap check of the
     // later one leaves out runs this tick claimed for it.
     const due = [...late.due, ...evaluation.due];
@@ -378,13 +380,12 @@ export class Producer {
    * (none with CRON_CATCHUP_MINUTES=0).
    */
   private lateActivations(
-    now: Date,
+    window: DueWindow,
     first: Date,
     candidates: Candidate[],
     loaded: LoadedCalendars,
   ): {slot: Date; due: DueRun[]} {
     const slot = addMinutes(first, -1);
-    const window = this.dueWindow(now);
     if (slot < window.oldest) return {slot, due: []};
     const from = slot.getTime() - LATE_ACTIVATION_MS;
     const recent = candidates.filter(candidate => {
@@ -410,7 +411,7 @@ export class Producer {
   }
 
   /** The minutes runs may still be fired for: the catch-up window. */
-  private dueWindow(now: Date) {
+  private dueWindow(now: Date): DueWindow {
     const current = minuteSlot(now);
     return {
       current,
