@@ -12,6 +12,8 @@
 // --warmup SECONDS (default 3): each kind first runs that long unmeasured, so
 // its figures are the warm process's (V8 has compiled its paths, the pools
 // are full), not the first seconds' of whichever kind happens to go first.
+// Each kind also reports the API process's CPU per request (/proc, 10 ms
+// ticks), and by-id ÷ ping is given from that CPU too (by_id_vs_ping_cpu).
 'use strict';
 const os = require('node:os');
 const path = require('node:path');
@@ -19,6 +21,7 @@ const {execFile, execFileSync} = require('node:child_process');
 const {parseArgs} = require('node:util');
 const {createBenchEnvironment} = require('./bench-environment');
 const {percentile, startApiProcess} = require('./api-process');
+const {cpuSeconds} = require('./service-processes');
 const {createPool} = require('../../dist/database/pg-pool');
 const {hashPassword} = require('../../dist/auth/password-hasher');
 
@@ -122,6 +125,12 @@ async function measure(url, headers, duration = seconds) {
   };
 }
 
+/** The API process's CPU (seconds) spent per answered request, in µs. */
+function cpuPerRequest(cpu, statuses) {
+  const answered = Object.values(statuses).reduce((a, b) => a + b, 0);
+  return answered > 0 ? Math.round((cpu * 1e6) / answered) : null;
+}
+
 async function main() {
   const env = await createBenchEnvironment();
   const pool = createPool(env.databaseUrl, env.logger, 2);
@@ -182,11 +191,23 @@ async function main() {
     for (const kind of only) {
       const [name, url, headers] = kinds[kind];
       if (warmupSeconds > 0) await measure(url, headers, warmupSeconds);
+      const cpuBefore = cpuSeconds(api.child.pid);
       results[name] = await measure(url, headers);
+      results[name].api_cpu_us_per_request = cpuPerRequest(
+        cpuSeconds(api.child.pid) - cpuBefore,
+        results[name].statuses,
+      );
     }
     if (results.ping && results.scheduler_by_id) {
       results.by_id_vs_ping = +(
         results.scheduler_by_id.requests_per_s / results.ping.requests_per_s
+      ).toFixed(2);
+      // The same ratio from the API process's CPU per request: its one
+      // thread is what limits both, and CPU time moves less than throughput
+      // with what else the machine is doing.
+      results.by_id_vs_ping_cpu = +(
+        results.ping.api_cpu_us_per_request /
+        results.scheduler_by_id.api_cpu_us_per_request
       ).toFixed(2);
     }
     const {rows: plan} = await pool.query(
