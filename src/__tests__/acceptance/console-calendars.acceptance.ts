@@ -11,6 +11,7 @@ import {givenUser, TEST_PASSWORD, TestUser} from '../fixtures/security';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
 import {insertSchedulers} from '../fixtures/test-producer';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 const HOLIDAYS_ICS = path.resolve(
   __dirname,
@@ -29,8 +30,7 @@ async function textOf(locator: Locator): Promise<string> {
 
 /** Issue 26, item 5: calendars, a scheduler's calendars/window/skips, and notices in the console. */
 describe('console: calendars, windows and notices in Chromium', function (this: Mocha.Suite) {
-  // Under load a browser step takes seconds; each still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let given: TestApp;
   let browser: TestBrowser;
   let admin: TestUser;

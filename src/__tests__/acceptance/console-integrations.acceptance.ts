@@ -9,12 +9,12 @@ import {
 import {asUser, givenUser, TEST_PASSWORD, TestUser} from '../fixtures/security';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
 import {sql, truncateAll} from '../fixtures/test-database';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 const CREDENTIAL = 'Bearer console-typed-credential';
 
 describe('console: HTTP targets, webhooks and API keys in Chromium (issue 27)', function (this: Mocha.Suite) {
-  // Under load a browser step takes seconds; each still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let given: TestApp;
   let browser: TestBrowser;
   let operator: TestUser;

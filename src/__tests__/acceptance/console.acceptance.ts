@@ -15,6 +15,7 @@ import {
   TestConsumer,
 } from '../fixtures/test-consumer';
 import {sql, truncateAll} from '../fixtures/test-database';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 /** Waits for a condition of the database, as the views wait for polls. */
 async function eventually<T>(
@@ -31,8 +32,7 @@ async function eventually<T>(
 }
 
 describe('operations console in Chromium', function (this: Mocha.Suite) {
-  // Under load a browser step takes seconds; each still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let given: TestApp;
   let consumer: TestConsumer;
   let browser: TestBrowser;

@@ -3,15 +3,14 @@ import {eventually, publishTask} from '../fixtures/test-consumer';
 import {sql} from '../fixtures/test-database';
 import {givenProbeWorker} from '../fixtures/probe-worker';
 import {ServiceProcess, startService} from '../fixtures/service-process';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 /**
  * CRON_WORKER_CHANNELS: one worker process with several consumers of
  * cron_scheduler, each holding one task at a time (prefetch 1).
  */
 describe('consumer channels of one worker process', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let service: ServiceProcess | undefined;
   const probe = givenProbeWorker();
   afterEach(async () => {

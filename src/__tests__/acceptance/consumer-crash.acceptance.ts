@@ -5,6 +5,7 @@ import {eventually, publishTask} from '../fixtures/test-consumer';
 import {sql} from '../fixtures/test-database';
 import {givenProbeWorker} from '../fixtures/probe-worker';
 import {ServiceProcess, startService} from '../fixtures/service-process';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 /**
  * A real `APP_MODE=worker` process is SIGKILLed in the middle of a task,
@@ -12,9 +13,7 @@ import {ServiceProcess, startService} from '../fixtures/service-process';
  * where the kernel's parent-death signal must take its worker down too).
  */
 describe('consumer process killed mid-task', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   const services: ServiceProcess[] = [];
   const probe = givenProbeWorker();
   afterEach(async () => {

@@ -10,15 +10,14 @@ import {
 } from '../fixtures/test-consumer';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
 import {ServiceProcess, startService} from '../fixtures/service-process';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 /**
  * A task that kills whichever consumer runs it (as a worker that exhausts
  * the consumer's memory would) must not crash-loop the fleet.
  */
 describe('a task that kills its consumer every time', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let workersDir: string;
   const services: ServiceProcess[] = [];
   const probe = () => path.join(workersDir, 'killer.out');

@@ -11,6 +11,7 @@ import type {AppConfig} from '../../config';
 import {LogCapture} from '../fixtures/log-capture';
 import {givenRunningApp, givenTestConfig, TestApp} from '../fixtures/test-app';
 import {closedPort, TcpProxy, viaPort} from '../fixtures/tcp-proxy';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 type ErrorBody = {
   error: {statusCode: number; name: string; details?: unknown[]};
@@ -20,9 +21,7 @@ const amqpTarget = new URL(TEST_AMQP_URL);
 const pgTarget = new URL(TEST_DATABASE_URL);
 
 describe('health endpoints', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   const apps: TestApp[] = [];
   const proxies: TcpProxy[] = [];
   async function app(

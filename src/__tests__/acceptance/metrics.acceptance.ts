@@ -10,6 +10,7 @@ import {startService, ServiceProcess} from '../fixtures/service-process';
 import {resetBroker} from '../fixtures/test-broker';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
 import {givenRunningApp, TestApp} from '../fixtures/test-app';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 const PROMTOOL = '/usr/bin/promtool';
 const ROOT = path.resolve(__dirname, '../../..');
@@ -76,9 +77,7 @@ const eventually = (
 ) => waitUntil(probe, timeoutMs, what);
 
 describe('Prometheus metrics (issue 16)', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   describe('of a producer and a consumer process, on HEALTH_PORT', () => {
     const services: ServiceProcess[] = [];
     before(async () => {

@@ -5,6 +5,7 @@ import {createServer, connect} from 'node:net';
 import path from 'node:path';
 import {startService} from '../fixtures/service-process';
 import {TEST_DATABASE_URL} from '../fixtures/test-database';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -26,9 +27,7 @@ function refusesConnections(port: number): Promise<boolean> {
 }
 
 describe('service process', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   const roles: Array<[string, string[]]> = [
     ['api', []],
     ['scheduler', ['cron-scheduler started']],

@@ -6,15 +6,14 @@ import {TASK_QUEUE} from '../../queue/topology';
 import {startService, ServiceProcess} from '../fixtures/service-process';
 import {drainQueue, resetBroker} from '../fixtures/test-broker';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 /**
  * Regression cases from the chaos suite, as ordinary processes: the fast
  * test clock, and a producer killed between claim and publish.
  */
 describe('Producer process under the chaos settings', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let dir: string;
   const services: ServiceProcess[] = [];
 

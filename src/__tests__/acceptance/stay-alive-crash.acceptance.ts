@@ -5,6 +5,7 @@ import {startService, ServiceProcess} from '../fixtures/service-process';
 import {eventually, givenWorkersDir} from '../fixtures/test-consumer';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
 import {insertSchedulers} from '../fixtures/test-producer';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 const alive = (pid: number) => {
   try {
@@ -16,9 +17,7 @@ const alive = (pid: number) => {
 };
 
 describe('stay-alive supervisor killed with SIGKILL', function (this: Mocha.Suite) {
-  // Real service processes: each start takes seconds on a loaded
-  // machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let workersDir: string;
   let service: ServiceProcess | undefined;
   let workerPid: number | undefined;

@@ -18,6 +18,7 @@ import {
   TEST_DATABASE_URL,
 } from '../fixtures/test-database';
 import {insertSchedulers} from '../fixtures/test-producer';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 const CONFIG = loadConfig({});
 const LONG_RUNNING = {sleep_ms: '3600000'};
@@ -56,9 +57,7 @@ function givenStayAlive(params: object = LONG_RUNNING, workerId = 1) {
 }
 
 describe('stay-alive supervisor', function (this: Mocha.Suite) {
-  // Real supervisors, workers and a service process: each start takes
-  // seconds on a loaded machine. A test still fails within a minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   const running: TestSupervisor[] = [];
 
   function supervisor(

@@ -19,6 +19,7 @@ import {resetBroker, TEST_AMQP_URL, TEST_RETRY} from '../fixtures/test-broker';
 import {eventually} from '../fixtures/test-consumer';
 import {sql, TEST_DATABASE_URL, truncateAll} from '../fixtures/test-database';
 import {TestReceiver} from '../fixtures/test-receiver';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
 interface DeliveryRow {
   status: string;
@@ -36,10 +37,7 @@ const LOST_AFTER = lostAfterMs(TEST_RETRY);
  * for ever, unseen (issue 27 review).
  */
 describe('Webhook deliveries whose message the broker lost', function (this: Mocha.Suite) {
-  // The broker hands a message out up to its delivery limit, four rounds
-  // in one test: seconds on a loaded machine. A test still fails within a
-  // minute.
-  this.timeout(60_000);
+  this.timeout(SLOW_SUITE_TIMEOUT_MS);
   let receiver: TestReceiver;
   let logs: LogCapture;
   let pool: Pool;
