@@ -54,6 +54,16 @@ export interface SchedulerExecution {
   published_at?: string | null;
 
   /**
+   * Copies of the task message the lost-run sweep sent because the broker lost the one before (0 = none); only the newest copy may start the run
+   */
+  resent?: number;
+
+  /**
+   * When the broker confirmed the lost-run sweep's last copy
+   */
+  resent_at?: string | null;
+
+  /**
    * HTTP tasks: the first 8 KiB of the last attempt's response body, as text
    */
   response_body?: string | null;
@@ -71,7 +81,7 @@ export interface SchedulerExecution {
   status?: string;
 
   /**
-   * Why a run was skipped (its minute fell out of the catch-up window before it could be sent)
+   * Why a run was skipped (its minute fell out of the catch-up window before it could be sent), or what the lost-run sweep did: sent it again, or failed it
    */
   status_reason?: string | null;
 

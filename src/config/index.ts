@@ -2,7 +2,10 @@ import {hostname} from 'node:os';
 import {DatabaseTarget, PoolMode, POOL_MODES} from '../database/pg-pool';
 import {parseBrokerUrls} from '../queue/broker-urls';
 import {runsRole} from '../process/app-mode';
-import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
+import {
+  BROKER_CONSUMER_TIMEOUT_MS,
+  MAX_TASK_TIMEOUT_MS,
+} from '../queue/consumer-timeout';
 import {OutboundAllow, parseOutboundAllow} from '../outbound/address-policy';
 import {QUEUE_TYPES, QueueType} from '../queue/topology';
 import path from 'node:path';
@@ -80,6 +83,12 @@ export interface AppConfig {
   cronSweepAfterMs: number;
   /** Time the sweeper may spend per tick before it leaves the rest for the next. */
   cronSweepBudgetMs: number;
+  /**
+   * CRON_LOST_RUN_GRACE_MS: beyond the longest retry delay, how long a
+   * published or retrying run may show no activity before the lost-run sweep
+   * sends it again (src/producer/lost-run-sweep.ts).
+   */
+  cronLostRunGraceMs: number;
   /** At most one failure notice per scheduler this often; then a digest with the count. */
   failureNoticeIntervalMs: number;
   /** A producer's lease on a minute slot unfinished this long is taken over by a peer. */
@@ -627,6 +636,14 @@ function readConfig(env: Env): AppConfig {
       10_000,
       // Within a minute: the next tick must not wait for the sweep.
       integer(100, 50_000),
+    ),
+    cronLostRunGraceMs: read(
+      env,
+      'CRON_LOST_RUN_GRACE_MS',
+      // The longest a delivery stays unacknowledged before the broker takes it back.
+      BROKER_CONSUMER_TIMEOUT_MS,
+      // From a second (tests) to a week.
+      integer(1000, 7 * 24 * 60 * 60 * 1000),
     ),
     cronSlotLeaseMs: read(
       env,

@@ -137,8 +137,8 @@ export class ConsumerObserver implements LifeCycleObserver {
         queue,
         handOffs,
         ledger,
-        isCrashLooping: (id, retryCount) =>
-          isCrashLooping(ledgerPool, id, retryCount),
+        isCrashLooping: (id, retryCount, resent) =>
+          isCrashLooping(ledgerPool, id, retryCount, resent),
         executors,
         retry: settings,
         prefetch,

@@ -11,14 +11,17 @@ export const CRASH_LOOP_REASON = `delivery started ${MAX_UNFINISHED_STARTS} time
  * consumers: when the ledger shows its attempt as still `running` (a start
  * whose consumer died), that start is counted; after MAX_UNFINISHED_STARTS
  * such starts the run is not delivered again. Any other state resets the count.
+ * A copy the lost-run sweep replaced (`resent` below the run's) says nothing
+ * about the run: it leaves the count alone, and the start rule refuses it.
  */
 export async function isCrashLooping(
   pool: Pool,
   executionId: number | undefined,
   retryCount: number,
+  resent = 0,
 ): Promise<boolean> {
   if (executionId === undefined) return false;
-  const {rows} = await pool.query<{unfinished_starts: number}>(
+  const {rows} = await pool.query<{crash_looping: boolean}>(
     `UPDATE scheduler_execution
         SET unfinished_starts = CASE
               WHEN status = 'running' AND COALESCE(last_retry_count, 0) = $2
@@ -26,9 +29,9 @@ export async function isCrashLooping(
                         THEN unfinished_starts ELSE 0 END + 1
               ELSE 0 END,
             unfinished_retry_count = $2
-      WHERE id = $1
-      RETURNING unfinished_starts`,
-    [executionId, retryCount],
+      WHERE id = $1 AND resent <= $3
+      RETURNING unfinished_starts >= $4 AS crash_looping`,
+    [executionId, retryCount, resent, MAX_UNFINISHED_STARTS],
   );
-  return (rows[0]?.unfinished_starts ?? 0) >= MAX_UNFINISHED_STARTS;
+  return rows[0]?.crash_looping ?? false;
 }

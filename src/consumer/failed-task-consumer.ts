@@ -3,6 +3,7 @@ import type {Pool} from 'pg';
 import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
 import {FAILED_QUEUE} from '../queue/topology';
+import {storeFailedTask} from '../database/failed-task-store';
 import {Delivery} from './delivery';
 import {Subscription} from './subscription';
 
@@ -110,37 +111,23 @@ export class FailedTaskConsumer {
       const executionId = Number(
         message.properties.headers?.['x-execution-id'],
       );
-      await this.pool.query(
-        `WITH parked AS (
-           INSERT INTO failed_task
-             (execution_id, scheduler_id, type, task_id, params_scheduler, payload,
-              failed_reason, retry_count, failed_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-           -- A second delivery of a run's failure (its ack was lost) is stored once.
-           ON CONFLICT (execution_id) WHERE execution_id IS NOT NULL DO NOTHING
-           RETURNING id, scheduler_id
-         )
-         -- The failure notice's outbox row, in the same statement: a crash
-         -- after this point still tells the owner, and only once.
-         INSERT INTO failure_notice_outbox (failed_task_id, scheduler_id)
-         SELECT p.id, p.scheduler_id FROM parked p
-           JOIN scheduler s ON s.id = p.scheduler_id`,
-        [
+      await storeFailedTask(this.pool, {
+        executionId:
           Number.isSafeInteger(executionId) && executionId > 0
             ? executionId
             : null,
-          integerOrNull(body.scheduler_id),
-          typeof body.type === 'string' ? body.type : null,
-          integerOrNull(body.id),
+        schedulerId: integerOrNull(body.scheduler_id),
+        type: typeof body.type === 'string' ? body.type : null,
+        taskId: integerOrNull(body.id),
+        paramsScheduler:
           typeof body.params_scheduler === 'string'
             ? body.params_scheduler
             : null,
-          body,
-          String(body.failed_reason ?? 'unknown'),
-          retryCount,
-          failedAt,
-        ],
-      );
+        payload: body,
+        failedReason: String(body.failed_reason ?? 'unknown'),
+        retryCount,
+        failedAt,
+      });
     } catch (error) {
       if (isTransientDatabaseError(error)) {
         this.logger.warn('Could not store failed task; requeued', {

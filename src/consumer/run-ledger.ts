@@ -35,22 +35,34 @@ export function createLedgerPool(
 
 /** What to do with a delivery: run it, or acknowledge it as a duplicate. */
 export type StartDecision =
-  'run' | 'succeeded' | 'failed' | 'skipped' | 'attempt-already-ran';
+  | 'run'
+  | 'succeeded'
+  | 'failed'
+  | 'skipped'
+  | 'attempt-already-ran'
+  | 'superseded';
 
 /**
- * The start rule, over the row `run` and the attempt's retry count: a run
- * starts unless it ended (succeeded, failed after its retries, skipped as
- * too old) or waits for a retry of this attempt or a later one.
+ * The start rule, over the row `run`, the attempt's retry count and the
+ * delivery's copy number (`x-resent`): a run starts unless it ended
+ * (succeeded, failed after its retries, skipped as too old), waits for a
+ * retry of this attempt or a later one, or was sent again by the lost-run
+ * sweep after this copy went out (that later copy runs it, this one never).
  */
-export function startable(run: string, retryCount: string): string {
+export function startable(
+  run: string,
+  retryCount: string,
+  resent: string,
+): string {
   return `${run}.status NOT IN ('succeeded', 'failed', 'skipped')
-          AND NOT (${run}.status = 'retrying' AND COALESCE(${run}.last_retry_count, -1) >= ${retryCount})`;
+          AND NOT (${run}.status = 'retrying' AND COALESCE(${run}.last_retry_count, -1) >= ${retryCount})
+          AND ${run}.resent <= ${resent}`;
 }
 
 /**
  * The ledger's part of a statement that runs whole tasks (see LedgerRun).
  * The CTE "run" starts each row of the CTE named by tasks (columns n,
- * execution_id, retry_count, started_at, finished_at, duration_ms) that the
+ * execution_id, retry_count, resent, started_at, finished_at, duration_ms) that the
  * start rule lets start: succeeded where the SQL succeeded (over that row,
  * aliased t) holds, running otherwise; it returns their n. The CTE "go"
  * adds the tasks the ledger does not hold (no execution id, or its row is
@@ -71,7 +83,7 @@ export function startInStatement(tasks: string, succeeded: string): string {
            last_retry_count = t.retry_count
       FROM ${tasks} t
      WHERE e.id = t.execution_id AND e.id IN (SELECT id FROM locked)
-       AND ${startable('e', 't.retry_count')}
+       AND ${startable('e', 't.retry_count', 't.resent')}
     RETURNING t.n
   ),
   go AS (
@@ -114,12 +126,13 @@ export class RunLedger {
    * copy carries a higher retry count). A run that is `running` is started
    * again: its consumer may have died (the broker redelivers). The common
    * case is one round trip; only a delivery the update did not touch costs a
-   * second look to say why.
+   * second look to say why. `resent` is the delivery's copy number.
    */
   async start(
     executionId: number | undefined,
     at: Date,
     retryCount = 0,
+    resent = 0,
   ): Promise<StartDecision> {
     if (executionId === undefined) return 'run';
     // A published run: the asynchronous session is enough (the sweeper never
@@ -137,22 +150,23 @@ export class RunLedger {
         text: `UPDATE scheduler_execution
                   SET status = 'running', attempts = attempts + 1, started_at = $2,
                       finished_at = NULL, duration_ms = NULL, last_retry_count = $3
-                WHERE id = $1 AND ${startable('scheduler_execution', '$3')}
+                WHERE id = $1 AND ${startable('scheduler_execution', '$3', '$4')}
                   ${condition}`,
-        values: [executionId, at, retryCount],
+        values: [executionId, at, retryCount, resent],
       });
       if (rowCount) return 'run';
     }
-    return this.whyNotStarted(executionId);
+    return this.whyNotStarted(executionId, resent);
   }
 
   /**
-   * Why the start rule refused a delivery of `executionId`: the run ended,
-   * or its attempt already ran; 'run' when the ledger has no such row.
+   * Why the start rule refused a delivery of `executionId` (copy number
+   * `resent`): the run ended, a later copy replaced this one, or its attempt
+   * already ran; 'run' when the ledger has no such row.
    */
-  async whyNotStarted(executionId: number): Promise<StartDecision> {
-    const {rows} = await this.pool.query<{status: string}>(
-      `SELECT status FROM scheduler_execution WHERE id = $1`,
+  async whyNotStarted(executionId: number, resent = 0): Promise<StartDecision> {
+    const {rows} = await this.pool.query<{status: string; resent: number}>(
+      `SELECT status, resent FROM scheduler_execution WHERE id = $1`,
       [executionId],
     );
     const previous = rows[0]?.status;
@@ -165,6 +179,7 @@ export class RunLedger {
     ) {
       return previous;
     }
+    if (rows[0].resent > resent) return 'superseded';
     return 'attempt-already-ran';
   }
 

@@ -26,6 +26,7 @@ import {CRASH_LOOP_REASON} from './crash-loop-guard';
 import {Delivery} from './delivery';
 import {retryMark} from './retry-mark';
 import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
+import {resentOf} from './resent-count';
 import type {RunLedger, StartDecision} from './run-ledger';
 import {Subscription} from './subscription';
 import type {Metrics} from '../metrics/metrics';
@@ -55,6 +56,7 @@ export interface TaskConsumerOptions {
   isCrashLooping?: (
     executionId: number | undefined,
     retryCount: number,
+    resent: number,
   ) => Promise<boolean>;
   /** How long an outcome mark is retried before the message is acked anyway. */
   outcomeMarkRetryMs?: number;
@@ -79,6 +81,8 @@ const DUPLICATE_DELIVERY: Record<Exclude<StartDecision, 'run'>, string> = {
     'Run was skipped as older than the catch-up window; late delivery acknowledged without running',
   'attempt-already-ran':
     'Task attempt already ran and its retry is pending; duplicate acknowledged without running',
+  superseded:
+    'Message replaced by a copy the lost-run sweep sent; acknowledged without running',
 };
 
 function executionIdOf(headers: Headers): number | undefined {
@@ -267,6 +271,7 @@ export class TaskConsumer {
     const {message} = delivery;
     const headers: Headers = message.properties.headers ?? {};
     const retryCount = retryCountOf(headers);
+    const resent = resentOf(headers);
     let task: TaskMessage;
     try {
       task = parseTaskMessage(message.content);
@@ -291,6 +296,8 @@ export class TaskConsumer {
       attempt,
       // Redelivered after a consumer or connection died mid-task, not a retry.
       ...(message.fields.redelivered ? {redelivered: true} : {}),
+      // A copy the lost-run sweep sent: its original never came back.
+      ...(resent > 0 ? {resent} : {}),
       // The API request that caused the run (run now, re-drive), when sane.
       ...(isSaneRequestId(headers[REQUEST_ID_MESSAGE_HEADER])
         ? {request_id: headers[REQUEST_ID_MESSAGE_HEADER]}
@@ -312,6 +319,7 @@ export class TaskConsumer {
         executionId,
         this.clock(),
         retryCount,
+        resent,
       );
       this.startFailures = 0;
       if (decision !== 'run') {
@@ -356,6 +364,7 @@ export class TaskConsumer {
             run: {
               executionId: executionId!,
               retryCount,
+              resent,
               startedAt,
               finish: () => ({at: this.clock(), durationMs: elapsed()}),
               started: (value: boolean) => {
@@ -379,13 +388,18 @@ export class TaskConsumer {
       this.options.metrics?.set('consumerLastTask', {}, Date.now() / 1000);
     }
     if (run.start === 'refused') {
-      await this.refusedInTask(delivery, executionId!, logger);
+      await this.refusedInTask(delivery, executionId!, resent, logger);
       return;
     }
     if (run.start === undefined) {
       // The executor's statement never committed (it failed, or the task
       // failed before it): the start is marked here, as for other tasks.
-      const decision = await ledger.start(executionId, startedAt, retryCount);
+      const decision = await ledger.start(
+        executionId,
+        startedAt,
+        retryCount,
+        resent,
+      );
       if (decision !== 'run') {
         logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
         delivery.ack();
@@ -450,9 +464,13 @@ export class TaskConsumer {
   private async refusedInTask(
     delivery: Delivery,
     executionId: number,
+    resent: number,
     logger: Logger,
   ): Promise<void> {
-    const decision = await this.options.ledger.whyNotStarted(executionId);
+    const decision = await this.options.ledger.whyNotStarted(
+      executionId,
+      resent,
+    );
     if (decision === 'run') {
       logger.warn('Run vanished while its delivery started; requeued');
       delivery.nack(true);
@@ -615,7 +633,9 @@ export class TaskConsumer {
     const headers = delivery.message.properties.headers ?? {};
     const executionId = executionIdOf(headers);
     const check = this.options.isCrashLooping;
-    if (!check || !(await check(executionId, retryCount))) return false;
+    if (!check || !(await check(executionId, retryCount, resentOf(headers)))) {
+      return false;
+    }
     await this.park(channel, delivery, task, CRASH_LOOP_REASON, retryCount);
     this.options.metrics?.count('taskFailures', {
       type: task.type,

@@ -15,6 +15,7 @@ interface ReminderTask {
   finishedAt: Date | null;
   durationMs: number | null;
   retryCount: number;
+  resent: number;
 }
 
 interface ReminderOutcome {
@@ -45,9 +46,11 @@ const IN_FLIGHT = 2;
 const REMINDER_STATEMENT = `
 WITH tasks AS (
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::jsonb[],
-                       $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[])
+                       $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[],
+                       $9::int[])
     WITH ORDINALITY AS t(execution_id, reminder_id, message, payload,
-                         started_at, finished_at, duration_ms, retry_count, n)
+                         started_at, finished_at, duration_ms, retry_count,
+                         resent, n)
 ),
 found AS (
   SELECT t.n, r.message, r.user_ids, r.group_ids
@@ -139,6 +142,7 @@ export class ReminderExecutor implements TaskExecutor {
       finishedAt: finish?.at ?? null,
       durationMs: finish ? Math.round(finish.durationMs) : null,
       retryCount: run?.retryCount ?? 0,
+      resent: run?.resent ?? 0,
     });
     run?.started(outcome.started);
     if (!outcome.started) return;
@@ -197,6 +201,7 @@ export class ReminderExecutor implements TaskExecutor {
         column('finishedAt'),
         column('durationMs'),
         column('retryCount'),
+        column('resent'),
       ],
     });
     return rows.map(({started, found, sent}) => ({started, found, sent}));

@@ -30,6 +30,8 @@ export interface LedgerRun {
   executionId: number;
   /** Retries before this attempt; the start rule compares it. */
   retryCount: number;
+  /** The delivery's copy number (`x-resent`); the start rule compares it too. */
+  resent: number;
   /** When the consumer took the delivery: the run's `started_at`. */
   startedAt: Date;
   /** The finish time and duration so far, for the statement's success mark. */

@@ -80,7 +80,7 @@ export const METRICS = {
   sweeps: {
     name: 'task_scheduler_sweeps_total',
     type: 'counter',
-    help: 'Claims the sweeper handled: republished, or skipped as older than the catch-up window.',
+    help: 'Runs the sweeps handled: unconfirmed claims republished or skipped as older than the catch-up window; runs whose message was lost sent again, or failed after their last copy.',
     labels: ['result'],
     role: 'producer',
   },

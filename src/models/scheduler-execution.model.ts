@@ -69,7 +69,7 @@ export class SchedulerExecution extends Entity {
   @property(
     textColumn('status_reason', {
       description:
-        'Why a run was skipped (its minute fell out of the catch-up window before it could be sent)',
+        'Why a run was skipped (its minute fell out of the catch-up window before it could be sent), or what the lost-run sweep did: sent it again, or failed it',
     }),
   )
   status_reason?: string | null;
@@ -140,6 +140,24 @@ export class SchedulerExecution extends Entity {
     }),
   )
   unfinished_retry_count?: number | null;
+
+  @property(
+    integerColumn('resent', {
+      required: false,
+      jsonSchema: {nullable: false},
+      description:
+        'Copies of the task message the lost-run sweep sent because the broker lost the one before (0 = none); only the newest copy may start the run',
+    }),
+  )
+  resent?: number;
+
+  @property(
+    timestampColumn('resent_at', {
+      description: "When the broker confirmed the lost-run sweep's last copy",
+      jsonSchema: {nullable: true},
+    }),
+  )
+  resent_at?: Date | string | null;
 
   @property(
     integerColumn('http_status', {

@@ -20,6 +20,10 @@ import {AmqpConnection} from '../queue/amqp-connection';
 import {TaskPublisher} from '../queue/task-publisher';
 import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
 import {CleanupTimer} from './cleanup-timer';
+import {lostRunAfterMs} from './lost-run-sweep';
+import {LOST_RUN_SWEEP_INTERVAL_MS, LostRunTimer} from './lost-run-timer';
+import {checkQueues} from '../queue/queue-stats';
+import {HTTP_QUEUE, REPORT_QUEUE, TASK_QUEUE} from '../queue/topology';
 import {killAfterClaimFaultPoint} from './fault-point';
 import {MinuteTicker} from './minute-ticker';
 import {Producer} from './producer';
@@ -44,6 +48,7 @@ export class ProducerObserver implements LifeCycleObserver {
   private publisher?: TaskPublisher;
   private ticker?: MinuteTicker;
   private cleanup?: CleanupTimer;
+  private lostRuns?: LostRunTimer;
   private stopping?: Promise<void>;
   private readonly clock: () => Date;
   private readonly clockRate: number;
@@ -146,6 +151,8 @@ export class ProducerObserver implements LifeCycleObserver {
       this.logger,
     );
     this.cleanup.start();
+    this.lostRuns = this.lostRunTimer(this.connection, this.publisher);
+    this.lostRuns.start();
     this.logger.info('cron-scheduler started', {
       container_id: this.config.containerId,
       time_zone: this.config.cronTimeZone,
@@ -160,6 +167,38 @@ export class ProducerObserver implements LifeCycleObserver {
     }
   }
 
+  /**
+   * The lost-run sweep: looks every minute, or more often when the grace is
+   * short (the chaos suite), so a lost run waits about its grace, no more.
+   */
+  private lostRunTimer(
+    connection: AmqpConnection,
+    publisher: TaskPublisher,
+  ): LostRunTimer {
+    const graceMs = this.config.cronLostRunGraceMs;
+    return new LostRunTimer(
+      this.pool!,
+      publisher,
+      {
+        lostAfterMs: lostRunAfterMs(retrySettings(this.config), graceMs),
+        intervalMs: Math.min(
+          LOST_RUN_SWEEP_INTERVAL_MS,
+          Math.max(1000, graceMs / 4),
+        ),
+        workQueuesIdle: async () =>
+          (
+            await checkQueues(connection, [
+              TASK_QUEUE,
+              REPORT_QUEUE,
+              HTTP_QUEUE,
+            ])
+          ).every(queue => queue.messages === 0),
+      },
+      this.logger,
+      this.metrics,
+    );
+  }
+
   stop(): Promise<void> {
     this.stopping ??= this.shutDown();
     return this.stopping;
@@ -170,6 +209,7 @@ export class ProducerObserver implements LifeCycleObserver {
     this.producer?.stop();
     await this.ticker?.stop();
     await this.cleanup?.stop();
+    await this.lostRuns?.stop();
     await this.publisher?.close();
     await this.connection?.stop();
     await this.pool?.end();

@@ -6,6 +6,8 @@ import {currentRequestId} from '../logging/request-context';
 import type {AmqpConnection} from './amqp-connection';
 import {encodeTaskMessage, TaskMessage} from './task-message';
 import {TASK_QUEUE} from './topology';
+import {RETRY_COUNT_HEADER} from '../consumer/retry-count';
+import {RESENT_HEADER} from '../consumer/resent-count';
 
 /**
  * Resolves when the channel's write buffer drained or the channel closed,
@@ -36,6 +38,40 @@ export interface OutgoingTask {
   executionId: number;
   executionKey: string;
   message: TaskMessage;
+  /** A copy sent again by the lost-run sweep: the retry it was lost at, and its copy number. */
+  resend?: {retryCount: number; resent: number};
+}
+
+/**
+ * The headers a task message is published with. A resent copy carries its
+ * retry count and copy number, and a deduplication key of its own: the
+ * broker's deduplication (where the plugin runs) must not drop it as a
+ * repeat of the copy it replaces.
+ */
+function taskHeaders(
+  task: OutgoingTask,
+  publishedAt: number,
+  requestId: string | undefined,
+): Record<string, unknown> {
+  const dedupKey = `${task.message.scheduler_id}:${task.executionKey}`;
+  return {
+    'x-execution-id': task.executionId,
+    'x-execution-key': task.executionKey,
+    'x-deduplication-header': task.resend
+      ? `${dedupKey}:resent-${task.resend.resent}`
+      : dedupKey,
+    // Epoch ms: the consumer's queue-wait metric starts here.
+    'x-published-at': publishedAt,
+    ...(requestId === undefined
+      ? {}
+      : {[REQUEST_ID_MESSAGE_HEADER]: requestId}),
+    ...(task.resend
+      ? {
+          [RETRY_COUNT_HEADER]: task.resend.retryCount,
+          [RESENT_HEADER]: task.resend.resent,
+        }
+      : {}),
+  };
 }
 
 /**
@@ -91,16 +127,7 @@ export class TaskPublisher {
               mandatory: true,
               contentType: 'application/json',
               messageId,
-              headers: {
-                'x-execution-id': task.executionId,
-                'x-execution-key': task.executionKey,
-                'x-deduplication-header': `${task.message.scheduler_id}:${task.executionKey}`,
-                // Epoch ms: the consumer's queue-wait metric starts here.
-                'x-published-at': publishedAt,
-                ...(requestId === undefined
-                  ? {}
-                  : {[REQUEST_ID_MESSAGE_HEADER]: requestId}),
-              },
+              headers: taskHeaders(task, publishedAt, requestId),
             },
             error => {
               // An error is a nack, or the channel closed first: failed.

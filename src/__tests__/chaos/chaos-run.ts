@@ -34,6 +34,8 @@ const RESTART_DELAY_MS = 1000;
 const SWEEP_AFTER_REAL_MS = 4000;
 /** Real time after which a dead producer's slot lease is taken over. */
 const SLOT_LEASE_REAL_MS = 2000;
+/** Real time without a sign of a run's message after which it is sent again. */
+const LOST_RUN_GRACE_REAL_MS = 15_000;
 /**
  * How long a consumer kill waits for its target to be inside a task, in
  * simulated minutes (work arrives in a burst each minute).
@@ -136,6 +138,9 @@ export function serviceEnv(
     // is taken over well within a simulated minute's real length.
     CRON_SLOT_LEASE_MS: String(SLOT_LEASE_REAL_MS),
     CRON_SHUTDOWN_GRACE_MS: '5000',
+    // Real ms: a message the broker loses (the fleet profile's stopped queue
+    // leader once stranded three retries) is sent again within the drain.
+    CRON_LOST_RUN_GRACE_MS: String(LOST_RUN_GRACE_REAL_MS),
     // Tasks still run one at a time; the next ones wait in the consumer
     // instead of a broker round trip away.
     CRON_WORKER_PREFETCH: '10',

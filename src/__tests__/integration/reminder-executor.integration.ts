@@ -284,6 +284,7 @@ describe('ReminderExecutor', () => {
         run: {
           executionId,
           retryCount,
+          resent: 0,
           startedAt,
           finish: () => ({at: finishedAt, durationMs: 42.4}),
           started: value => said.push(value),

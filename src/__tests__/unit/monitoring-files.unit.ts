@@ -132,7 +132,7 @@ describe('monitoring files (deploy/monitoring, issue 16)', () => {
     ).to.equal('');
   });
 
-  it('alerts on the six conditions, each with a severity and a runbook', () => {
+  it('alerts on the seven conditions, each with a severity and a runbook', () => {
     expect(rules.map(rule => rule.alert).sort()).to.deepEqual(
       [
         'DispatchLagHigh',
@@ -140,6 +140,7 @@ describe('monitoring files (deploy/monitoring, issue 16)', () => {
         'PermanentFailuresRising',
         'ProducerNotTicking',
         'QueueGrowing',
+        'RunsLostByBroker',
         'StayAliveRestartLoop',
       ].sort(),
     );
