@@ -298,6 +298,14 @@ export async function runFleetChaos(reportFile?: string): Promise<number> {
             // A database error while handling a delivery requeues it.
             deliveries_requeued_on_error:
               p.seenCount.get('Task handling failed; message requeued') ?? 0,
+            // Producers: runs whose message the broker lost, sent again.
+            runs_sent_again_as_lost:
+              p.seenCount.get('Run lost by the broker; sent again') ?? 0,
+            // Consumers: late originals of those, refused.
+            replaced_messages_refused:
+              p.seenCount.get(
+                'Message replaced by a copy the lost-run sweep sent; acknowledged without running',
+              ) ?? 0,
           },
         ]),
       ),
