@@ -43,7 +43,7 @@ export interface SchedulerExecution {
   output_truncated?: boolean;
 
   /**
-   * The task message of a run an operator started (re-drive, queued report), stored with the run so the sweeper can publish exactly it (outbox); null for cron runs
+   * The task message of a run an operator started (re-drive, queued report), stored with the run so the sweeper can publish exactly it (outbox); for a cron run, the message of a retry it waits for or of an attempt a shutdown interrupted (what the lost-run sweep sends again should the broker lose it); null otherwise
    */
   payload?: {
 } | null;

@@ -8,6 +8,7 @@ import {
 } from '../database/pg-pool';
 import {runsLockedInIdOrder} from '../database/run-lock-order';
 import type {Logger} from '../logging/logger';
+import type {TaskMessage} from '../queue/task-message';
 
 /**
  * The ledger's own small pool. Unless `durableCommit`, its sessions commit
@@ -183,6 +184,12 @@ export class RunLedger {
     return 'attempt-already-ran';
   }
 
+  /**
+   * Records an attempt's outcome. `message` (a retry, or a run interrupted
+   * by a shutdown) is kept as the run's payload unless it has one: should
+   * the broker lose the message that waits, the lost-run sweep sends
+   * exactly it again, not the scheduler as edited since.
+   */
   async finished(
     executionId: number | undefined,
     status: 'succeeded' | 'retrying' | 'failed',
@@ -190,6 +197,7 @@ export class RunLedger {
     durationMs: number,
     error?: string,
     retryCount = 0,
+    message?: TaskMessage,
   ): Promise<void> {
     if (executionId === undefined) return;
     // Unnamed: a named prepared statement lives in one server session, which
@@ -200,7 +208,8 @@ export class RunLedger {
     await this.pool.query({
       text: `UPDATE scheduler_execution
                 SET status = $2, finished_at = $3, duration_ms = $4,
-                    last_error = COALESCE($5, last_error)
+                    last_error = COALESCE($5, last_error),
+                    payload = COALESCE(payload, $7::jsonb)
               WHERE id = $1
                 AND status NOT IN ('succeeded', 'failed', 'skipped')
                 AND COALESCE(last_retry_count, 0) <= $6`,
@@ -211,16 +220,25 @@ export class RunLedger {
         Math.round(durationMs),
         error ?? null,
         retryCount,
+        message ?? null,
       ],
     });
   }
 
-  /** A shutdown interrupted the run: it waits for redelivery again. */
-  async interrupted(executionId: number | undefined): Promise<void> {
+  /**
+   * A shutdown interrupted the run: it waits for redelivery again, its
+   * message kept as the payload (see `finished`).
+   */
+  async interrupted(
+    executionId: number | undefined,
+    message?: TaskMessage,
+  ): Promise<void> {
     if (executionId === undefined) return;
     await this.pool.query(
-      `UPDATE scheduler_execution SET status = 'published' WHERE id = $1`,
-      [executionId],
+      `UPDATE scheduler_execution
+          SET status = 'published', payload = COALESCE(payload, $2::jsonb)
+        WHERE id = $1`,
+      [executionId, message ?? null],
     );
   }
 }

@@ -329,7 +329,7 @@ export class TaskConsumer {
       }
       if (!this.subscription.isLive(channel)) {
         // The channel died or shutdown began while the start was being marked.
-        await ledger.interrupted(executionId).catch(() => undefined);
+        await ledger.interrupted(executionId, task).catch(() => undefined);
         logger.info('Stale delivery not started; requeued', {
           stopping: this.stopped,
         });
@@ -410,7 +410,7 @@ export class TaskConsumer {
       failure ??= new Error('the task did not report its start');
     }
     if (failure instanceof TaskAborted) {
-      await ledger.interrupted(executionId).catch(markError =>
+      await ledger.interrupted(executionId, task).catch(markError =>
         logger.warn('Could not mark the interrupted run', {
           error: (markError as Error).message,
         }),
@@ -519,6 +519,7 @@ export class TaskConsumer {
             durationMs,
             reason,
             retryCount,
+            task,
           ),
         logger,
       );

@@ -26,7 +26,14 @@ export interface BuildInfo {
 export const KNOWN_LABELS = {
   claimResults: ['claimed', 'already_claimed', 'skipped'],
   publishResults: ['confirmed', 'returned', 'failed'],
-  sweepResults: ['republished', 'skipped_stale', 'resent_lost', 'failed_lost'],
+  sweepResults: [
+    'republished',
+    'skipped_stale',
+    'resent_lost',
+    'failed_lost',
+    'skipped_lost',
+    'deferred_lost',
+  ],
   schedulerStates: ['active', 'inactive', 'stay_alive'],
   // A tick's own publish, or the sweeper's republish of an unconfirmed claim.
   triggers: ['cron', 'sweep'],

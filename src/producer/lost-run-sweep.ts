@@ -25,25 +25,41 @@ export function lostRunAfterMs(retry: RetrySettings, graceMs: number): number {
   return longestDelay + graceMs;
 }
 
-export interface LostRunSweepOptions {
-  /** No activity for this long (by the database's clock) makes a run a candidate. */
-  lostAfterMs: number;
-  /**
-   * True when no work queue holds a ready message. A run is only called
-   * lost while they are empty: a message waiting behind a backlog is not.
-   */
-  workQueuesIdle: () => Promise<boolean>;
-  maxResends?: number;
-  batchSize?: number;
+/** Which work queues hold ready messages: a run of theirs may only be waiting. */
+export interface BusyQueues {
+  /** cron_scheduler: every copy and every original passes through it. */
+  tasks: boolean;
+  /** cron_scheduler_reports. */
+  reports: boolean;
+  /** cron_scheduler_http. */
+  http: boolean;
 }
 
-export interface LostRunSweepResult {
+export interface LostRunCounts {
   /** Copies sent (and confirmed) for runs whose message was lost. */
   resent: number;
-  /** Runs failed: lost again after their last copy. */
+  /** Runs failed: lost again after their last copy, or unsure after a database crash. */
   failed: number;
-  /** Candidates left alone this time: a work queue held ready messages. */
+  /** Cron runs never started whose minute left the catch-up window: skipped, not sent late. */
+  skipped: number;
+}
+
+export interface LostRunSweepResult extends LostRunCounts {
+  /** Candidates left alone this pass: their queue held ready messages. */
   deferred: number;
+}
+
+export interface LostRunSweepOptions {
+  /** No activity for this long (compared with the database's clock) makes a run a candidate. */
+  lostAfterMs: number;
+  /** The work queues' state; null when it cannot be read (nothing is done then). */
+  busyQueues: () => Promise<BusyQueues | null>;
+  /** The oldest minute the producer still fires (its catch-up window). */
+  staleBefore: () => Date;
+  maxResends?: number;
+  batchSize?: number;
+  /** Told what each batch did, once it is done (the metrics). */
+  onBatch?: (counts: LostRunCounts) => void;
 }
 
 interface LostRun extends TaskSource {
@@ -52,23 +68,31 @@ interface LostRun extends TaskSource {
   status: 'published' | 'retrying';
   resent: number;
   last_retry_count: number;
+  attempts: number;
+  never_fired_late: boolean;
   payload: TaskMessage | null;
   idle_minutes: number;
+  unsure: boolean;
 }
 
+/** The last thing that happened to a run, as the ledger recorded it. */
+const LAST_ACTIVITY = `GREATEST(e.executed_at, e.published_at, e.started_at, e.finished_at, e.resent_at)`;
+
+/** Where a run's message waits when it is not lost: its task type's queue. */
+const QUEUE_OF = `COALESCE(e.payload->>'type', CASE
+    WHEN s.report_id IS NOT NULL THEN 'report'
+    WHEN s.http_target_id IS NOT NULL THEN 'http' ELSE 'task' END)`;
+
 /**
- * The candidates: runs left published or retrying with no activity (claim,
- * confirm, start, attempt's end, last copy) for `lostAfterMs`. Their
- * scheduler must not be stay-alive (the supervisor runs those), and is
- * share-locked without waiting: a delete holding it while it waits for the
- * run would otherwise deadlock with the failed task this sweep may store.
+ * Candidates: runs left published or retrying with no activity for
+ * `lostAfterMs` ($1), whose scheduler is not stay-alive (the supervisor
+ * runs those).
  */
 const CANDIDATES = `
   FROM scheduler_execution e
   JOIN scheduler s ON s.id = e.scheduler_id
  WHERE e.status IN ('published', 'retrying')
-   AND GREATEST(e.executed_at, e.published_at, e.started_at, e.finished_at, e.resent_at)
-       < now() - make_interval(secs => $1::float8 / 1000)
+   AND ${LAST_ACTIVITY} < now() - make_interval(secs => $1::float8 / 1000)
    AND NOT s.stay_alive`;
 
 /**
@@ -78,16 +102,23 @@ const CANDIDATES = `
  * or retrying for ever with nothing to run it, and under `overlap_policy:
  * skip` holds back every later run of its scheduler.
  *
- * A candidate is sent again as copy k+1 (header `x-resent`, the ledger's
- * `resent`), carrying the retry it was lost at; the ledger counts the copy
- * in the same transaction as the confirm, so the consumer's start rule
- * refuses every older copy: should the old message turn up after all, it is
- * acknowledged without running, and the task still runs once. After
+ * A candidate whose queue (see BusyQueues) holds no ready message is
+ * counted as copy k+1 (`resent`, `resent_at` by the database's clock) and
+ * committed first; then copy k+1 is published (header `x-resent`) at the
+ * retry it was lost at. The consumer's start rule refuses every delivery
+ * older than the run's count, so whatever happens between the two (a
+ * producer killed, a lost confirm), no two copies can both start it: at
+ * worst a number is used up and the next pass sends the next one. After
  * `maxResends` copies a run lost again is failed and kept in `failed_task`
- * (re-drive, failure notice), as a task that failed its retries is. Each
- * step is logged; nothing is sent or failed while a work queue has ready
- * messages, where a message may only be waiting. Rows are locked with SKIP
- * LOCKED, so several producers sweep without doubling up.
+ * (re-drive, failure notice). Two kinds are not sent again:
+ *  - a cron run never started whose minute has left the catch-up window is
+ *    skipped, as the claim sweeper skips an unsent one (never fired late);
+ *  - a run idle since before PostgreSQL's last crash is failed: the
+ *    ledger's marks commit asynchronously, so the crash may have erased
+ *    the marks of a delivery that ran it to the end (`pg_stat_wal`'s
+ *    statistics are reset by crash recovery, and only by it or by hand).
+ * Rows are locked with SKIP LOCKED and each pass walks them in id order, so
+ * producers sweep side by side and no run is handled twice in one pass.
  */
 export async function sweepLostRuns(
   pool: Pool,
@@ -95,70 +126,137 @@ export async function sweepLostRuns(
   logger: Logger,
   options: LostRunSweepOptions,
 ): Promise<LostRunSweepResult> {
-  const result: LostRunSweepResult = {resent: 0, failed: 0, deferred: 0};
-  const {rows} = await pool.query<{n: number}>(
-    `SELECT count(*)::int AS n ${CANDIDATES}`,
+  const result: LostRunSweepResult = {
+    resent: 0,
+    failed: 0,
+    skipped: 0,
+    deferred: 0,
+  };
+  const {rows} = await pool.query<{queue: string; n: number}>(
+    `SELECT ${QUEUE_OF} AS queue, count(*)::int AS n ${CANDIDATES} GROUP BY 1`,
     [options.lostAfterMs],
   );
-  if (rows[0].n === 0) return result;
-  if (!(await options.workQueuesIdle())) {
-    result.deferred = rows[0].n;
+  if (rows.length === 0) return result;
+  const busy = await options.busyQueues();
+  const held = (queue: string) =>
+    busy === null ||
+    busy.tasks ||
+    (queue === 'report' && busy.reports) ||
+    (queue === 'http' && busy.http);
+  result.deferred = rows
+    .filter(row => held(row.queue))
+    .reduce((sum, row) => sum + row.n, 0);
+  if (result.deferred > 0) {
     logger.info(
-      'Runs without activity left alone: work queues hold ready messages',
-      {
-        component: 'lost-run-sweep',
-        runs: rows[0].n,
-      },
+      'Runs without activity left alone: their queue holds ready messages',
+      {component: 'lost-run-sweep', runs: result.deferred},
     );
-    return result;
   }
+  if (busy === null || busy.tasks) return result;
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
+  let afterId = '0';
   for (;;) {
-    const batch = await sweepBatch(pool, publisher, logger, options, batchSize);
-    result.resent += batch.resent;
-    result.failed += batch.failed;
-    // Stop when nothing is left, or when the broker confirmed none (it is down).
-    if (batch.found < batchSize || batch.resent + batch.failed === 0) break;
+    const batch = await claimBatch(pool, logger, options, busy, {
+      afterId,
+      batchSize,
+    });
+    const resent = await publishCopies(publisher, logger, batch.copies);
+    const counts = {
+      resent,
+      failed: batch.failed,
+      skipped: batch.skipped,
+    };
+    options.onBatch?.(counts);
+    result.resent += counts.resent;
+    result.failed += counts.failed;
+    result.skipped += counts.skipped;
+    // Stop when nothing is left, or when the broker took none (it is down).
+    if (batch.found < batchSize) break;
+    if (batch.copies.length > 0 && resent === 0) break;
+    afterId = batch.lastId;
   }
   return result;
 }
 
-async function sweepBatch(
+interface Copy {
+  run: LostRun;
+  retryCount: number;
+  resent: number;
+}
+
+/**
+ * One batch, in one transaction: each candidate is counted as its next
+ * copy, failed or skipped. Copies are published after the commit.
+ */
+async function claimBatch(
   pool: Pool,
-  publisher: TaskPublisher,
   logger: Logger,
   options: LostRunSweepOptions,
-  batchSize: number,
-): Promise<{found: number; resent: number; failed: number}> {
+  busy: BusyQueues,
+  page: {afterId: string; batchSize: number},
+): Promise<{
+  found: number;
+  lastId: string;
+  copies: Copy[];
+  failed: number;
+  skipped: number;
+}> {
   const maxResends = options.maxResends ?? LOST_RUN_RESENDS;
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
+    // The scheduler is share-locked without waiting: a delete holding it
+    // while it waits for the run would deadlock with the failed task stored.
     const {rows} = await client.query<LostRun>(
       `SELECT e.id AS execution_id, e.scheduler_id, e.execution_key, e.payload,
-              e.status, e.resent, COALESCE(e.last_retry_count, 0) AS last_retry_count,
+              e.status, e.resent, e.attempts,
+              COALESCE(e.last_retry_count, 0) AS last_retry_count,
               s.report_id, s.worker_id, s.reminder_id, s.http_target_id, s.params,
-              floor(extract(epoch FROM now() - GREATEST(e.executed_at, e.published_at,
-                e.started_at, e.finished_at, e.resent_at)) / 60)::int AS idle_minutes
+              floor(extract(epoch FROM now() - ${LAST_ACTIVITY}) / 60)::int AS idle_minutes,
+              COALESCE(${LAST_ACTIVITY} < (SELECT stats_reset FROM pg_stat_wal), false) AS unsure,
+              (e.trigger = 'schedule' AND e.execution_key LIKE 'cron-%'
+                AND e.attempts = 0 AND e.slot < $3) AS never_fired_late
          ${CANDIDATES}
+          AND e.id > $2::bigint
+          AND NOT (${QUEUE_OF} = 'report' AND $4::boolean)
+          AND NOT (${QUEUE_OF} = 'http' AND $5::boolean)
         ORDER BY e.id
-        LIMIT ${batchSize}
+        LIMIT ${page.batchSize}
           FOR UPDATE OF e SKIP LOCKED
           FOR KEY SHARE OF s SKIP LOCKED`,
-      [options.lostAfterMs],
+      [
+        options.lostAfterMs,
+        page.afterId,
+        options.staleBefore(),
+        busy.reports,
+        busy.http,
+      ],
     );
-    const lostAgain = rows.filter(run => run.resent >= maxResends);
-    const toResend = rows.filter(run => run.resent < maxResends);
-    const resent = await resend(
-      client,
-      publisher,
-      logger,
-      toResend,
-      maxResends,
-    );
-    for (const run of lostAgain) await fail(client, logger, run);
+    const copies: Copy[] = [];
+    let failed = 0;
+    let skipped = 0;
+    for (const run of rows) {
+      if (run.unsure) {
+        await fail(client, logger, run, unsureReason(run));
+        failed++;
+      } else if (run.never_fired_late) {
+        await skip(client, logger, run);
+        skipped++;
+      } else if (run.resent >= maxResends) {
+        await fail(client, logger, run, lostAgainReason(run));
+        failed++;
+      } else {
+        copies.push(await countCopy(client, run, maxResends));
+      }
+    }
     await client.query('COMMIT');
-    return {found: rows.length, resent, failed: lostAgain.length};
+    return {
+      found: rows.length,
+      lastId: rows.at(-1)?.execution_id ?? page.afterId,
+      copies,
+      failed,
+      skipped,
+    };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
@@ -178,70 +276,82 @@ const messageOf = (run: LostRun): TaskMessage =>
 const retryCountOf = (run: LostRun): number =>
   run.status === 'retrying' ? run.last_retry_count + 1 : run.last_retry_count;
 
-async function resend(
+const logFields = (run: LostRun) => ({
+  component: 'lost-run-sweep',
+  execution_id: Number(run.execution_id),
+  scheduler_id: run.scheduler_id,
+  execution_key: run.execution_key,
+  status: run.status,
+  idle_minutes: run.idle_minutes,
+});
+
+/** Counts the run's next copy, before it exists: no copy can outrun its count. */
+async function countCopy(
   client: PoolClient,
+  run: LostRun,
+  maxResends: number,
+): Promise<Copy> {
+  const resent = run.resent + 1;
+  await client.query(
+    `UPDATE scheduler_execution
+        SET resent = $2::int, resent_at = now(),
+            status_reason = 'sent again (' || $2::int || ' of ' || $3::int
+              || '): no sign of its message for ' || $4::int || ' min'
+      WHERE id = $1`,
+    [run.execution_id, resent, maxResends, run.idle_minutes],
+  );
+  return {run, retryCount: retryCountOf(run), resent};
+}
+
+/** Publishes the counted copies; returns how many the broker confirmed. */
+async function publishCopies(
   publisher: TaskPublisher,
   logger: Logger,
-  runs: LostRun[],
-  maxResends: number,
+  copies: Copy[],
 ): Promise<number> {
-  if (runs.length === 0) return 0;
+  if (copies.length === 0) return 0;
   const confirmed = await publisher.publish(
-    runs.map(run => ({
+    copies.map(({run, retryCount, resent}) => ({
       executionId: Number(run.execution_id),
       executionKey: run.execution_key,
       message: messageOf(run),
-      resend: {retryCount: retryCountOf(run), resent: run.resent + 1},
+      resend: {retryCount, resent},
     })),
   );
-  if (confirmed.size === 0) return 0;
-  await client.query(
-    `UPDATE scheduler_execution e
-        SET resent = e.resent + 1, resent_at = c.confirmed_at,
-            status_reason = 'sent again (' || (e.resent + 1) || ' of ' || $3::int
-              || '): no sign of its message for ' || c.idle_minutes || ' min'
-       FROM unnest($1::bigint[], $2::timestamptz[], $4::int[])
-              AS c(id, confirmed_at, idle_minutes)
-      WHERE e.id = c.id`,
-    [
-      [...confirmed.keys()],
-      [...confirmed.values()],
-      maxResends,
-      [...confirmed.keys()].map(
-        id => runs.find(run => Number(run.execution_id) === id)!.idle_minutes,
-      ),
-    ],
-  );
-  for (const run of runs) {
-    if (!confirmed.has(Number(run.execution_id))) continue;
-    logger.warn('Run lost by the broker; sent again', {
-      component: 'lost-run-sweep',
-      execution_id: Number(run.execution_id),
-      scheduler_id: run.scheduler_id,
-      execution_key: run.execution_key,
-      status: run.status,
-      retry_count: retryCountOf(run),
-      resent: run.resent + 1,
-      idle_minutes: run.idle_minutes,
-    });
+  for (const {run, retryCount, resent} of copies) {
+    const fields = {...logFields(run), retry_count: retryCount, resent};
+    if (confirmed.has(Number(run.execution_id))) {
+      logger.warn('Run lost by the broker; sent again', fields);
+    } else {
+      logger.warn(
+        'Copy of a lost run not confirmed by the broker; the next pass sends another',
+        fields,
+      );
+    }
   }
   return confirmed.size;
 }
 
-/** A run lost after its last copy: failed, and kept for re-drive like a task that used its retries. */
+const lostAgainReason = (run: LostRun) =>
+  `lost: no sign of its message for ${run.idle_minutes} min after ${run.resent} copies sent again; given up`;
+
+const unsureReason = (run: LostRun) =>
+  `lost or already run: no sign of its message for ${run.idle_minutes} min, and PostgreSQL crashed since its last recorded activity (marks may be missing); not sent again, re-drive it if it did not run`;
+
+/** A run that is not sent again: failed, and kept for re-drive like a task that used its retries. */
 async function fail(
   client: PoolClient,
   logger: Logger,
   run: LostRun,
+  reason: string,
 ): Promise<void> {
-  const reason = `lost: no sign of its message for ${run.idle_minutes} min after ${run.resent} copies sent again; given up`;
   const failedAt = new Date();
   await client.query(
     `UPDATE scheduler_execution
-        SET status = 'failed', finished_at = $2, duration_ms = NULL,
-            last_error = $3, status_reason = $3
+        SET status = 'failed', finished_at = now(), duration_ms = NULL,
+            last_error = $2, status_reason = $2
       WHERE id = $1`,
-    [run.execution_id, failedAt, reason],
+    [run.execution_id, reason],
   );
   const message = messageOf(run);
   const retryCount = retryCountOf(run);
@@ -262,14 +372,33 @@ async function fail(
     failedAt,
   });
   logger.error('PERMANENTLY FAILED TASK', {
-    component: 'lost-run-sweep',
+    ...logFields(run),
     type: message.type,
     id: message.id,
-    scheduler_id: message.scheduler_id,
-    execution_id: Number(run.execution_id),
-    execution_key: run.execution_key,
     retry_count: retryCount,
     failed_at: failedAt.toISOString(),
     failed_reason: reason,
   });
+}
+
+/** A cron run never started whose minute is past the catch-up window: not fired late. */
+async function skip(
+  client: PoolClient,
+  logger: Logger,
+  run: LostRun,
+): Promise<void> {
+  const reason =
+    'not sent again: its message was lost and its minute is older than the catch-up window';
+  await client.query(
+    `UPDATE scheduler_execution SET status = 'skipped', status_reason = $2
+      WHERE id = $1`,
+    [run.execution_id, reason],
+  );
+  logger.warn(
+    'Lost run skipped: its minute is older than the catch-up window',
+    {
+      ...logFields(run),
+      status_reason: reason,
+    },
+  );
 }

@@ -38,17 +38,25 @@ export class LostRunTimer {
     await this.running;
   }
 
-  /** One pass: exported for tests. */
+  /** One pass: exported for tests. Each batch is counted once done, even if a later one fails. */
   async runOnce(): Promise<void> {
+    const count = (result: string, n: number) =>
+      this.metrics?.count('sweeps', {result}, n);
     try {
       const result = await sweepLostRuns(
         this.pool,
         this.publisher,
         this.logger,
-        this.options,
+        {
+          ...this.options,
+          onBatch: batch => {
+            count('resent_lost', batch.resent);
+            count('failed_lost', batch.failed);
+            count('skipped_lost', batch.skipped);
+          },
+        },
       );
-      this.metrics?.count('sweeps', {result: 'resent_lost'}, result.resent);
-      this.metrics?.count('sweeps', {result: 'failed_lost'}, result.failed);
+      count('deferred_lost', result.deferred);
     } catch (error) {
       this.logger.error('Lost-run sweep failed', {
         component: 'lost-run-sweep',

@@ -22,8 +22,8 @@ import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
 import {CleanupTimer} from './cleanup-timer';
 import {lostRunAfterMs} from './lost-run-sweep';
 import {LOST_RUN_SWEEP_INTERVAL_MS, LostRunTimer} from './lost-run-timer';
-import {checkQueues} from '../queue/queue-stats';
-import {HTTP_QUEUE, REPORT_QUEUE, TASK_QUEUE} from '../queue/topology';
+import {busyWorkQueues} from '../queue/queue-stats';
+import {addMinutes, minuteSlot} from '../scheduling/slots';
 import {killAfterClaimFaultPoint} from './fault-point';
 import {MinuteTicker} from './minute-ticker';
 import {Producer} from './producer';
@@ -185,14 +185,10 @@ export class ProducerObserver implements LifeCycleObserver {
           LOST_RUN_SWEEP_INTERVAL_MS,
           Math.max(1000, graceMs / 4),
         ),
-        workQueuesIdle: async () =>
-          (
-            await checkQueues(connection, [
-              TASK_QUEUE,
-              REPORT_QUEUE,
-              HTTP_QUEUE,
-            ])
-          ).every(queue => queue.messages === 0),
+        busyQueues: () => busyWorkQueues(connection),
+        // The catch-up window by the producer's clock, as its ticks see it.
+        staleBefore: () =>
+          addMinutes(minuteSlot(this.clock()), -this.config.cronCatchUpMinutes),
       },
       this.logger,
       this.metrics,

@@ -1,4 +1,5 @@
 import type {AmqpConnection} from './amqp-connection';
+import {HTTP_QUEUE, REPORT_QUEUE, TASK_QUEUE} from './topology';
 
 export interface QueueStats {
   name: string;
@@ -28,4 +29,27 @@ export async function checkQueues(
     }
   }
   return stats;
+}
+
+/**
+ * Which work queues hold ready messages (true each), or null when one of
+ * them cannot be read: a caller that must not act on a message that may be
+ * waiting then does nothing.
+ */
+export async function busyWorkQueues(
+  connection: AmqpConnection,
+): Promise<{tasks: boolean; reports: boolean; http: boolean} | null> {
+  const [tasks, reports, http] = await checkQueues(connection, [
+    TASK_QUEUE,
+    REPORT_QUEUE,
+    HTTP_QUEUE,
+  ]);
+  if ([tasks, reports, http].some(queue => queue.messages === null)) {
+    return null;
+  }
+  return {
+    tasks: tasks.messages! > 0,
+    reports: reports.messages! > 0,
+    http: http.messages! > 0,
+  };
 }

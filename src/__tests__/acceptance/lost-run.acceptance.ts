@@ -3,7 +3,12 @@ import {existsSync, readFileSync, rmSync} from 'node:fs';
 import path from 'node:path';
 import {resetBroker} from '../fixtures/test-broker';
 import {eventually, givenWorkersDir} from '../fixtures/test-consumer';
-import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {
+  givenCatalog,
+  sql,
+  truncateAll,
+  untilLastCrashOlderThan,
+} from '../fixtures/test-database';
 import {ServiceProcess, startService} from '../fixtures/service-process';
 import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 
@@ -19,7 +24,9 @@ describe('a run whose retry the broker lost', function (this: Mocha.Suite) {
   let service: ServiceProcess | undefined;
   const runsFile = () => path.join(workersDir, 'runs.out');
 
-  before(() => {
+  before(async () => {
+    // A run idle since before a crash is failed, not sent again.
+    await untilLastCrashOlderThan(70);
     workersDir = givenWorkersDir({
       records: `#!/bin/sh\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT" >> "$(dirname "$0")/runs.out"\n`,
     });

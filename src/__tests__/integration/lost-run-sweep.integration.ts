@@ -1,16 +1,20 @@
-import {expect} from '@loopback/testlab';
+import {expect, sinon} from '@loopback/testlab';
 import {existsSync, readFileSync, rmSync} from 'node:fs';
 import path from 'node:path';
 import {isCrashLooping} from '../../consumer/crash-loop-guard';
 import {
+  BusyQueues,
   LOST_RUN_RESENDS,
   lostRunAfterMs,
+  LostRunSweepOptions,
   LostRunSweepResult,
   sweepLostRuns,
 } from '../../producer/lost-run-sweep';
 import {LostRunTimer} from '../../producer/lost-run-timer';
-import {TASK_QUEUE} from '../../queue/topology';
-import {drainQueue, resetBroker} from '../fixtures/test-broker';
+import {busyWorkQueues} from '../../queue/queue-stats';
+import type {OutgoingTask} from '../../queue/task-publisher';
+import {REPORT_QUEUE, retryTiers, TASK_QUEUE} from '../../queue/topology';
+import {drainQueue, resetBroker, withChannel} from '../fixtures/test-broker';
 import {
   eventually,
   givenConsumer,
@@ -19,38 +23,53 @@ import {
   TestConsumer,
   TEST_RETRY,
 } from '../fixtures/test-consumer';
-import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {
+  givenCatalog,
+  sql,
+  truncateAll,
+  untilLastCrashOlderThan,
+} from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
+import {lockHolder, lockRun} from '../fixtures/lock-waits';
 
 const KEY = 'cron-2026-11-21-10-00';
-/** What the tests call lost: no activity for a minute. */
+/** What the tests call lost: no activity for a minute (runs are aged two). */
 const LOST_AFTER_MS = 60_000;
+const IDLE_SECONDS = 120;
+const NOTHING_BUSY: BusyQueues = {tasks: false, reports: false, http: false};
+const REPLACED =
+  'Message replaced by a copy the lost-run sweep sent; acknowledged without running';
 
 /**
  * Found by the fleet chaos profile (`.ci/run` at 2f8a607, RELIABILITY.md):
  * three retries confirmed into a delay queue never came back after the task
  * queue's leader stopped, and their runs stayed `retrying` for ever. Nothing
  * sent again a run left published or retrying with no message behind it.
- * These tests lose the message by purging the queue (or never publishing
- * it), age the run's times past the cut-off, and check that the lost-run
- * sweep sends it again once, that the task then runs once even when the
- * "lost" message turns up after all, and that a run lost too often fails
- * where operators look for failures.
+ * These tests lose the message (purge it, or never publish it), age the
+ * run past the cut-off, and check that the lost-run sweep sends it again
+ * once, that the task then runs once even when the "lost" message turns up
+ * after all, and what it does instead of sending: skip, fail, wait. The
+ * hostile review of the first version found six of them (F1–F6 below).
  */
-describe('lost-run sweep: runs whose message the broker lost', () => {
+describe('lost-run sweep: runs whose message the broker lost', function (this: Mocha.Suite) {
+  this.timeout(60_000);
   let workersDir: string;
   let p: TestProducer;
-  let consumer: TestConsumer | undefined;
+  const consumers: TestConsumer[] = [];
   const runsFile = () => path.join(workersDir, 'runs.out');
   const workerRuns = () =>
     existsSync(runsFile())
       ? readFileSync(runsFile(), 'utf8').split('\n').filter(Boolean)
       : [];
 
-  before(() => {
+  before(async () => {
     workersDir = givenWorkersDir({
       records: `#!/bin/sh\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT" >> "$(dirname "$0")/runs.out"\n`,
+      fails: `#!/bin/sh\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT fails" >> "$(dirname "$0")/runs.out"\nexit 1\n`,
+      slow: `#!/bin/sh\nsleep 3\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT" >> "$(dirname "$0")/runs.out"\n`,
     });
+    // Runs idle since before a crash are failed, not sent: see lost-run-crash.
+    await untilLastCrashOlderThan(IDLE_SECONDS + 10);
   });
   after(() => rmSync(workersDir, {recursive: true, force: true}));
   beforeEach(async () => {
@@ -59,13 +78,21 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     await givenCatalog();
     await resetBroker();
     await sql(`UPDATE worker SET command = 'records' WHERE id = 1`);
+    await sql(`UPDATE worker SET command = 'fails' WHERE id = 2`);
+    await sql(`UPDATE worker SET command = 'slow' WHERE id = 3`);
     p = await givenProducer();
   });
   afterEach(async () => {
-    await consumer?.stop(100);
-    consumer = undefined;
+    sinon.restore();
+    for (const consumer of consumers.splice(0)) await consumer.stop(100);
     await p.stop();
   });
+
+  const consumer = async () => {
+    const started = await givenConsumer({workersDir});
+    consumers.push(started);
+    return started;
+  };
 
   interface RunState {
     status: string;
@@ -75,55 +102,94 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     idleSeconds?: number;
     resent?: number;
     stayAlive?: boolean;
+    workerId?: number;
+    reportId?: number;
+    trigger?: string;
+    key?: string;
+    /** Its minute: by default that of its last activity. */
+    slot?: Date;
   }
 
-  /** A run of worker 1 in the given state, its message nowhere. */
-  async function givenRun(state: RunState): Promise<number> {
+  /** A run in the given state, its message nowhere. */
+  async function givenRun(
+    state: RunState,
+  ): Promise<{id: number; schedulerId: number}> {
     const [scheduler] = await sql<{id: number}>(
-      `INSERT INTO scheduler (description, schedule, worker_id, stay_alive)
-       VALUES ('t', CASE WHEN $1 THEN NULL ELSE '* * * * *' END, 1, $1) RETURNING id`,
-      [state.stayAlive ?? false],
+      `INSERT INTO scheduler (description, schedule, worker_id, report_id, stay_alive)
+       VALUES ('t', CASE WHEN $3 THEN NULL ELSE '* * * * *' END, $1, $2, $3) RETURNING id`,
+      [
+        state.reportId ? null : (state.workerId ?? 1),
+        state.reportId ?? null,
+        state.stayAlive ?? false,
+      ],
     );
-    const idle = `now() - make_interval(secs => ${state.idleSeconds ?? 3600})`;
+    const idle = `now() - make_interval(secs => ${state.idleSeconds ?? IDLE_SECONDS})`;
     const [row] = await sql<{id: string}>(
       `INSERT INTO scheduler_execution
          (scheduler_id, execution_key, container_id, status, executed_at, published_at,
-          attempts, last_retry_count, started_at, finished_at, resent)
+          attempts, last_retry_count, started_at, finished_at, resent, trigger, slot)
        VALUES ($1, $2, 'test', $3, ${idle}, ${idle}, $4, $5,
-               CASE WHEN $4 > 0 THEN ${idle} END, CASE WHEN $4 > 0 THEN ${idle} END, $6)
+               CASE WHEN $4 > 0 THEN ${idle} END, CASE WHEN $4 > 0 THEN ${idle} END, $6,
+               $7, COALESCE($8, date_trunc('minute', ${idle})))
        RETURNING id`,
       [
         scheduler.id,
-        KEY,
+        state.key ?? KEY,
         state.status,
         state.attempts ?? 0,
         state.lastRetryCount ?? null,
         state.resent ?? 0,
+        state.trigger ?? 'schedule',
+        state.slot ?? null,
       ],
     );
-    return Number(row.id);
+    return {id: Number(row.id), schedulerId: scheduler.id};
   }
 
   const ledger = async (id: number) =>
     (await sql(`SELECT * FROM scheduler_execution WHERE id = $1`, [id]))[0];
 
+  const options = (
+    overrides: Partial<LostRunSweepOptions> = {},
+  ): LostRunSweepOptions => ({
+    lostAfterMs: LOST_AFTER_MS,
+    busyQueues: () => busyWorkQueues(p.connection),
+    // The catch-up window reaches an hour back: the tests' runs are inside it.
+    staleBefore: () => new Date(Date.now() - 3600_000),
+    ...overrides,
+  });
+
   const sweep = (
-    overrides: Partial<Parameters<typeof sweepLostRuns>[3]> = {},
+    overrides: Partial<LostRunSweepOptions> = {},
   ): Promise<LostRunSweepResult> =>
-    sweepLostRuns(p.pool, p.publisher, p.logs.logger, {
-      lostAfterMs: LOST_AFTER_MS,
-      workQueuesIdle: async () => true,
-      ...overrides,
-    });
+    sweepLostRuns(p.pool, p.publisher, p.logs.logger, options(overrides));
+
+  const nothing = {resent: 0, failed: 0, skipped: 0, deferred: 0};
+
+  /** Wraps the producer's publisher: `before` runs when the copies are about to go out. */
+  function beforePublish(before: (tasks: OutgoingTask[]) => Promise<void>) {
+    const real = p.publisher.publish.bind(p.publisher);
+    p.publisher.publish = async (tasks: OutgoingTask[]) => {
+      await before(tasks);
+      return real(tasks);
+    };
+  }
+
+  const workerBody = (schedulerId: number, workerId = 1) => ({
+    type: 'worker',
+    id: workerId,
+    scheduler_id: schedulerId,
+    params_scheduler: '{}',
+  });
 
   it('sends a retrying run again at the retry it was lost at, and it then runs once', async () => {
-    const id = await givenRun({
+    const {id} = await givenRun({
       status: 'retrying',
       attempts: 1,
       lastRetryCount: 0,
     });
 
-    expect(await sweep()).to.deepEqual({resent: 1, failed: 0, deferred: 0});
+    expect(await sweep()).to.deepEqual({...nothing, resent: 1});
 
     const [copy] = await drainQueue(TASK_QUEUE);
     expect(copy.properties.headers).to.containDeep({
@@ -136,15 +202,16 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     expect(copy.properties.headers?.['x-deduplication-header']).to.match(
       /:resent-1$/,
     );
-    expect(JSON.parse(copy.content.toString())).to.containDeep({
-      type: 'worker',
-      id: 1,
-    });
     const row = await ledger(id);
     expect(row).to.containDeep({status: 'retrying', resent: 1});
-    expect(row.resent_at).to.be.instanceOf(Date);
-    expect(row.status_reason).to.match(
-      /^sent again \(1 of 3\): no sign of its message for 60 min$/,
+    const [{fresh}] = await sql<{fresh: boolean}>(
+      `SELECT resent_at > now() - interval '10 seconds' AS fresh
+         FROM scheduler_execution WHERE id = $1`,
+      [id],
+    );
+    expect(fresh).to.be.true();
+    expect(row.status_reason).to.equal(
+      'sent again (1 of 3): no sign of its message for 2 min',
     );
     expect(
       p.logs.find('Run lost by the broker; sent again', {
@@ -154,8 +221,7 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
       }),
     ).to.have.length(1);
 
-    // The copy runs: the second attempt, once.
-    consumer = await givenConsumer({workersDir});
+    await consumer();
     await publishTask(JSON.parse(copy.content.toString()), {
       ...copy.properties.headers,
     });
@@ -169,45 +235,39 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
   });
 
   it('acknowledges the lost message without running it when it turns up after its copy was sent', async () => {
-    const id = await givenRun({
+    const {id, schedulerId} = await givenRun({
       status: 'retrying',
       attempts: 1,
       lastRetryCount: 0,
     });
     await sweep();
     const [copy] = await drainQueue(TASK_QUEUE);
-    consumer = await givenConsumer({workersDir});
-    // The original retry, not lost after all, arrives first: it must not run.
+    const c = await consumer();
     const original = {
       'x-execution-id': id,
       'x-execution-key': KEY,
       'x-retry-count': 1,
     };
-    await publishTask(JSON.parse(copy.content.toString()), original);
+    await publishTask(workerBody(schedulerId), original);
     await eventually(
-      () =>
-        consumer!.logs.find(
-          'Message replaced by a copy the lost-run sweep sent; acknowledged without running',
-        ).length === 1,
+      () => c.logs.find(REPLACED).length === 1,
       10_000,
       'the original to be acknowledged as replaced',
     );
     expect(workerRuns()).to.deepEqual([]);
     expect(await ledger(id)).to.containDeep({status: 'retrying', attempts: 1});
 
-    await publishTask(JSON.parse(copy.content.toString()), {
-      ...copy.properties.headers,
-    });
+    await publishTask(workerBody(schedulerId), {...copy.properties.headers});
     await eventually(
       async () => (await ledger(id)).status === 'succeeded',
       15_000,
       'the copy to run',
     );
     // And once more, late: the run ended, so nothing runs.
-    await publishTask(JSON.parse(copy.content.toString()), original);
+    await publishTask(workerBody(schedulerId), original);
     await eventually(
       () =>
-        consumer!.logs.find(
+        c.logs.find(
           'Task already succeeded; redelivery acknowledged without running',
         ).length === 1,
       10_000,
@@ -217,7 +277,44 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
   });
 
+  it('runs the task once when the late original and the copy reach two consumers together', async () => {
+    const {id, schedulerId} = await givenRun({
+      status: 'retrying',
+      attempts: 1,
+      lastRetryCount: 0,
+      workerId: 3, // sleeps 3 s: both deliveries are in flight at once
+    });
+    await Promise.all([consumer(), consumer()]);
+    // The original turns up just as the copy goes out.
+    beforePublish(() =>
+      publishTask(workerBody(schedulerId, 3), {
+        'x-execution-id': id,
+        'x-execution-key': KEY,
+        'x-retry-count': 1,
+      }),
+    );
+    expect(await sweep()).to.containDeep({resent: 1});
+    await eventually(
+      async () => (await ledger(id)).status === 'succeeded',
+      20_000,
+      'the run',
+    );
+    await new Promise(resolve => setTimeout(resolve, 1000));
+    expect(workerRuns()).to.deepEqual([`${KEY} 2`]);
+    expect(
+      consumers.flatMap(c => c.logs.find(REPLACED)).map(r => r.resent),
+    ).to.deepEqual([undefined]);
+  });
+
   it('refuses a replaced message in a reminder, whose statement starts the run itself', async () => {
+    const [user] = await sql<{id: number}>(
+      `INSERT INTO app_user (email, name, password_hash, role)
+       VALUES ('u@example.com', 'u', 'x', 'viewer') RETURNING id`,
+    );
+    await sql(
+      `UPDATE reminder SET user_ids = jsonb_build_array($1::int) WHERE id = 1`,
+      [user.id],
+    );
     const [scheduler] = await sql<{id: number}>(
       `INSERT INTO scheduler (description, schedule, reminder_id)
        VALUES ('t', '* * * * *', 1) RETURNING id`,
@@ -235,13 +332,10 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
       scheduler_id: scheduler.id,
       params_scheduler: '{}',
     };
-    consumer = await givenConsumer({workersDir});
+    const c = await consumer();
     await publishTask(body, {'x-execution-id': id, 'x-execution-key': KEY});
     await eventually(
-      () =>
-        consumer!.logs.find(
-          'Message replaced by a copy the lost-run sweep sent; acknowledged without running',
-        ).length === 1,
+      () => c.logs.find(REPLACED).length === 1,
       10_000,
       'the replaced reminder message to be acknowledged',
     );
@@ -257,27 +351,115 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
       'the copy to run',
     );
     expect(await ledger(id)).to.containDeep({attempts: 1});
+    expect(await sql(`SELECT 1 FROM notification`)).to.have.length(1);
   });
 
-  it('sends a published run again at the retry it was waiting for', async () => {
-    const fresh = await givenRun({status: 'published'});
-    // Requeued by a shutdown during its third attempt.
-    const interrupted = await givenRun({
+  it('F5: sends the lost retry as it was, not the scheduler as edited since', async () => {
+    const [scheduler] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id, params)
+       VALUES ('t', '0 0 1 1 *', 2, '{"a":"1"}') RETURNING id`,
+    );
+    const [row] = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution
+         (scheduler_id, execution_key, container_id, status, published_at)
+       VALUES ($1, $2, 'test', 'published', now()) RETURNING id`,
+      [scheduler.id, KEY],
+    );
+    const id = Number(row.id);
+    const sent = {
+      ...workerBody(scheduler.id, 2),
+      params_scheduler: '{"a":"1"}',
+    };
+    const c = await consumer();
+    await publishTask(sent, {'x-execution-id': id, 'x-execution-key': KEY});
+    await eventually(
+      async () => (await ledger(id)).status === 'retrying',
+      10_000,
+      'the first attempt to fail',
+    );
+    // The retry is lost: the consumer is gone before it comes back, and
+    // whatever came back is purged.
+    await c.stop(100);
+    consumers.splice(consumers.indexOf(c), 1);
+    await new Promise(resolve => setTimeout(resolve, 500));
+    for (const tier of retryTiers(TEST_RETRY)) await drainQueue(tier.queue);
+    await drainQueue(TASK_QUEUE);
+    expect((await ledger(id)).payload).to.deepEqual(sent);
+    // The owner edits the scheduler; the run ages.
+    await sql(
+      `UPDATE scheduler SET worker_id = 1, params = '{"b":"2"}' WHERE id = $1`,
+      [scheduler.id],
+    );
+    await sql(
+      `UPDATE scheduler_execution
+          SET executed_at = now() - interval '2 minutes', published_at = now() - interval '2 minutes',
+              started_at = now() - interval '2 minutes', finished_at = now() - interval '2 minutes'
+        WHERE id = $1`,
+      [id],
+    );
+
+    expect(await sweep()).to.containDeep({resent: 1});
+
+    const [copy] = await drainQueue(TASK_QUEUE);
+    expect(JSON.parse(copy.content.toString())).to.deepEqual(sent);
+    expect(copy.properties.headers).to.containDeep({'x-retry-count': 1});
+  });
+
+  it('sends a published run again at the retry it was waiting for; an interrupted one with its message', async () => {
+    const {id: fresh} = await givenRun({status: 'published'});
+    // Set back to published by a shutdown during its third attempt.
+    const {id: interrupted, schedulerId} = await givenRun({
       status: 'published',
       attempts: 3,
       lastRetryCount: 2,
     });
+    const stored = {...workerBody(schedulerId), params_scheduler: '{"x":"y"}'};
+    await sql(`UPDATE scheduler_execution SET payload = $2 WHERE id = $1`, [
+      interrupted,
+      stored,
+    ]);
 
     expect(await sweep()).to.containDeep({resent: 2});
 
-    const retryCounts = new Map(
+    const copies = new Map(
       (await drainQueue(TASK_QUEUE)).map(m => [
         m.properties.headers?.['x-execution-id'],
-        m.properties.headers?.['x-retry-count'],
+        m,
       ]),
     );
-    expect(retryCounts.get(fresh)).to.equal(0);
-    expect(retryCounts.get(interrupted)).to.equal(2);
+    expect(copies.get(fresh)!.properties.headers?.['x-retry-count']).to.equal(
+      0,
+    );
+    const copy = copies.get(interrupted)!;
+    expect(copy.properties.headers?.['x-retry-count']).to.equal(2);
+    expect(JSON.parse(copy.content.toString())).to.deepEqual(stored);
+  });
+
+  it('keeps the message of a run a shutdown interrupts', async () => {
+    const {id, schedulerId} = await givenRun({
+      status: 'retrying',
+      attempts: 1,
+      lastRetryCount: 0,
+      workerId: 3,
+    });
+    const c = await consumer();
+    await publishTask(workerBody(schedulerId, 3), {
+      'x-execution-id': id,
+      'x-execution-key': KEY,
+      'x-retry-count': 1,
+    });
+    await eventually(
+      async () => (await ledger(id)).status === 'running',
+      10_000,
+      'the retry to start',
+    );
+    await c.stop(100);
+    consumers.splice(consumers.indexOf(c), 1);
+    expect(await ledger(id)).to.containDeep({
+      status: 'published',
+      last_retry_count: 1,
+      payload: workerBody(schedulerId, 3),
+    });
   });
 
   it('leaves alone runs with recent activity, runs in other states and stay-alive runs', async () => {
@@ -299,7 +481,7 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     }
     await givenRun({status: 'published', stayAlive: true});
 
-    expect(await sweep()).to.deepEqual({resent: 0, failed: 0, deferred: 0});
+    expect(await sweep()).to.deepEqual(nothing);
     expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
     const [{changed}] = await sql<{changed: number}>(
       `SELECT count(*)::int AS changed FROM scheduler_execution WHERE resent > 0`,
@@ -307,60 +489,132 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     expect(changed).to.equal(0);
   });
 
-  it('waits while a work queue holds ready messages: the message may only be waiting', async () => {
-    const id = await givenRun({status: 'published'});
+  it('waits while cron_scheduler holds ready messages: the message may only be waiting', async () => {
+    const {id} = await givenRun({status: 'published'});
+    await withChannel(async channel => {
+      channel.sendToQueue(TASK_QUEUE, Buffer.from('{}'), {persistent: true});
+      await new Promise(resolve => setTimeout(resolve, 100));
+    });
 
-    const result = await sweep({workQueuesIdle: async () => false});
-
-    expect(result).to.deepEqual({resent: 0, failed: 0, deferred: 1});
-    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    expect(await sweep()).to.deepEqual({...nothing, deferred: 1});
     expect(await ledger(id)).to.containDeep({resent: 0});
     expect(
       p.logs.find(
-        'Runs without activity left alone: work queues hold ready messages',
+        'Runs without activity left alone: their queue holds ready messages',
         {runs: 1},
       ),
     ).to.have.length(1);
+    // A queue that cannot be read counts as busy.
+    expect(await sweep({busyQueues: async () => null})).to.deepEqual({
+      ...nothing,
+      deferred: 1,
+    });
+  });
+
+  it('F3: sends a lost worker run although the report queue holds a backlog; the lost report waits', async () => {
+    const {id: worker} = await givenRun({
+      status: 'retrying',
+      attempts: 1,
+      lastRetryCount: 0,
+    });
+    const {id: report} = await givenRun({status: 'published', reportId: 1});
+    await withChannel(async channel => {
+      channel.sendToQueue(REPORT_QUEUE, Buffer.from('{}'), {persistent: true});
+      await new Promise(resolve => setTimeout(resolve, 100));
+    });
+
+    expect(await sweep()).to.deepEqual({...nothing, resent: 1, deferred: 1});
+
+    expect(await ledger(worker)).to.containDeep({resent: 1});
+    expect(await ledger(report)).to.containDeep({resent: 0});
   });
 
   it('waits its whole time again after a copy: a second pass sends nothing', async () => {
-    const id = await givenRun({
+    const {id} = await givenRun({
       status: 'retrying',
       attempts: 1,
       lastRetryCount: 0,
     });
     await sweep();
-    expect(await sweep()).to.deepEqual({resent: 0, failed: 0, deferred: 0});
+    expect(await sweep()).to.deepEqual(nothing);
     expect(await drainQueue(TASK_QUEUE)).to.have.length(1);
     expect(await ledger(id)).to.containDeep({resent: 1});
   });
 
-  it('counts nothing when the broker does not confirm the copy', async () => {
-    const id = await givenRun({status: 'published'});
+  it('F1: counts a copy before it exists, so a producer dying in between leaves no run two messages can start', async () => {
+    const {id, schedulerId} = await givenRun({
+      status: 'retrying',
+      attempts: 1,
+      lastRetryCount: 0,
+    });
+    let countedBeforePublish: unknown;
+    beforePublish(async () => {
+      countedBeforePublish = (await ledger(id)).resent;
+      throw new Error('the producer died');
+    });
+
+    await expect(sweep()).to.be.rejectedWith('the producer died');
+
+    expect(countedBeforePublish).to.equal(1);
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    // The original turns up after all: it is not the newest copy.
+    const c = await consumer();
+    await publishTask(workerBody(schedulerId), {
+      'x-execution-id': id,
+      'x-execution-key': KEY,
+      'x-retry-count': 1,
+    });
+    await eventually(
+      () => c.logs.find(REPLACED).length === 1,
+      10_000,
+      'the original to be refused',
+    );
+    expect(workerRuns()).to.deepEqual([]);
+  });
+
+  it('uses up a copy the broker does not confirm, and sends the next one after the cut-off', async () => {
+    const {id} = await givenRun({status: 'published'});
+    // The queues answered; the broker is gone when the copy goes out.
     await p.connection.stop();
 
-    expect(await sweep()).to.deepEqual({resent: 0, failed: 0, deferred: 0});
+    expect(await sweep({busyQueues: async () => NOTHING_BUSY})).to.deepEqual(
+      nothing,
+    );
+    expect(
+      p.logs.find(
+        'Copy of a lost run not confirmed by the broker; the next pass sends another',
+        {execution_id: id, resent: 1},
+      ),
+    ).to.have.length(1);
+    expect(await ledger(id)).to.containDeep({status: 'published', resent: 1});
 
-    expect(await ledger(id)).to.containDeep({status: 'published', resent: 0});
-    expect((await ledger(id)).resent_at).to.be.null();
+    await p.stop();
+    p = await givenProducer();
+    await sql(
+      `UPDATE scheduler_execution SET resent_at = now() - interval '2 minutes' WHERE id = $1`,
+      [id],
+    );
+    expect(await sweep()).to.containDeep({resent: 1});
+    const [copy] = await drainQueue(TASK_QUEUE);
+    expect(copy.properties.headers?.['x-resent']).to.equal(2);
   });
 
   it('fails a run lost after its last copy, and keeps it for re-drive with its owner told', async () => {
-    const id = await givenRun({
+    const {id} = await givenRun({
       status: 'retrying',
       attempts: 2,
       lastRetryCount: 1,
       resent: LOST_RUN_RESENDS,
     });
 
-    expect(await sweep()).to.deepEqual({resent: 0, failed: 1, deferred: 0});
+    expect(await sweep()).to.deepEqual({...nothing, failed: 1});
 
     expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
     const row = await ledger(id);
     expect(row.status).to.equal('failed');
     expect(row.finished_at).to.be.instanceOf(Date);
-    expect(row.last_error).to.match(
-      /^lost: no sign of its message for 60 min after 3 copies sent again; given up$/,
+    expect(row.last_error).to.equal(
+      'lost: no sign of its message for 2 min after 3 copies sent again; given up',
     );
     const parked = await sql(`SELECT * FROM failed_task`);
     expect(parked).to.have.length(1);
@@ -378,23 +632,88 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
         execution_id: id,
       }),
     ).to.have.length(1);
-    // A second pass finds nothing more to do.
-    expect(await sweep()).to.deepEqual({resent: 0, failed: 0, deferred: 0});
+    expect(await sweep()).to.deepEqual(nothing);
+  });
+
+  it('F6: skips a lost cron run never started whose minute left the catch-up window; sends a retry or an operator run however old', async () => {
+    const threeDaysAgo = new Date(Date.now() - 3 * 86_400_000);
+    const {id: unstarted} = await givenRun({
+      status: 'published',
+      slot: threeDaysAgo,
+    });
+    const {id: retry} = await givenRun({
+      status: 'retrying',
+      attempts: 1,
+      lastRetryCount: 0,
+      slot: threeDaysAgo,
+    });
+    const {id: manual} = await givenRun({
+      status: 'published',
+      slot: threeDaysAgo,
+      trigger: 'manual',
+      key: 'manual-1',
+    });
+
+    expect(await sweep()).to.deepEqual({...nothing, resent: 2, skipped: 1});
+
+    expect(await ledger(unstarted)).to.containDeep({
+      status: 'skipped',
+      resent: 0,
+      status_reason:
+        'not sent again: its message was lost and its minute is older than the catch-up window',
+    });
+    expect(await ledger(retry)).to.containDeep({resent: 1});
+    expect(await ledger(manual)).to.containDeep({resent: 1});
+    expect(
+      (await drainQueue(TASK_QUEUE)).map(
+        m => m.properties.headers?.['x-execution-id'],
+      ),
+    ).to.deepEqual([retry, manual]);
+  });
+
+  it("F2: handles each run once a pass, whatever the producer host's clock says", async () => {
+    const {schedulerId} = await givenRun({status: 'published'});
+    await sql(
+      `INSERT INTO scheduler_execution
+         (scheduler_id, execution_key, container_id, status, executed_at, published_at)
+       SELECT $1, 'cron-2026-11-21-' || n, 'test', 'published',
+              now() - interval '2 minutes', now() - interval '2 minutes'
+         FROM generate_series(1, 49) AS n`,
+      [schedulerId],
+    );
+    // The producer host's clock is two hours behind the database's.
+    sinon.useFakeTimers({
+      now: Date.now() - 2 * 3600_000,
+      toFake: ['Date'],
+      shouldAdvanceTime: true,
+    });
+
+    const result = await sweep({batchSize: 10});
+
+    expect(result).to.deepEqual({...nothing, resent: 50});
+    const [counts] = await sql<{once: number; failed: number}>(
+      `SELECT count(*) FILTER (WHERE resent = 1)::int AS once,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed
+         FROM scheduler_execution`,
+    );
+    expect(counts).to.deepEqual({once: 50, failed: 0});
   });
 
   it('sends each run once when two producers sweep at the same time', async () => {
     const ids: number[] = [];
-    for (let i = 0; i < 40; i++)
-      ids.push(await givenRun({status: 'published'}));
+    for (let i = 0; i < 40; i++) {
+      ids.push((await givenRun({status: 'published'})).id);
+    }
     const other = await givenProducer({}, 'other-producer');
     try {
       const results = await Promise.all([
         sweep({batchSize: 5}),
-        sweepLostRuns(other.pool, other.publisher, other.logs.logger, {
-          lostAfterMs: LOST_AFTER_MS,
-          workQueuesIdle: async () => true,
-          batchSize: 5,
-        }),
+        sweepLostRuns(
+          other.pool,
+          other.publisher,
+          other.logs.logger,
+          options({batchSize: 5, busyQueues: async () => NOTHING_BUSY}),
+        ),
       ]);
       expect(results[0].resent + results[1].resent).to.equal(40);
     } finally {
@@ -410,32 +729,77 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     expect(sum).to.equal(40);
   });
 
-  it('counts what it sent and failed in task_scheduler_sweeps_total', async () => {
+  it('leaves the run of a scheduler a delete holds to the next pass, instead of deadlocking with the delete', async () => {
+    const {id, schedulerId} = await givenRun({
+      status: 'published',
+      resent: LOST_RUN_RESENDS,
+    });
+    // A delete holds the scheduler row, then (its trigger) wants the runs.
+    const deleter = await lockHolder();
+    try {
+      await deleter.query('BEGIN');
+      await deleter.query('SELECT id FROM scheduler WHERE id = $1 FOR UPDATE', [
+        schedulerId,
+      ]);
+      const first = await Promise.race([
+        sweep(),
+        new Promise<'still waiting'>(resolve =>
+          setTimeout(() => resolve('still waiting'), 3000),
+        ),
+      ]);
+      expect(first).to.deepEqual(nothing);
+      // Free only if the sweep holds nothing of the run.
+      await lockRun(deleter, id);
+    } finally {
+      await deleter.query('ROLLBACK');
+      await deleter.end();
+    }
+    expect(await sweep()).to.containDeep({failed: 1});
+  });
+
+  it('F4: counts each batch in task_scheduler_sweeps_total, even when a later batch fails', async () => {
+    await givenRun({status: 'published'});
     await givenRun({status: 'published'});
     await givenRun({status: 'published', resent: LOST_RUN_RESENDS});
+    let calls = 0;
+    beforePublish(async () => {
+      if (++calls === 2) throw new Error('the broker channel broke');
+    });
     const timer = new LostRunTimer(
       p.pool,
       p.publisher,
       {
-        lostAfterMs: LOST_AFTER_MS,
-        workQueuesIdle: async () => true,
+        // The copies stay in cron_scheduler: the queues count as idle here.
+        ...options({batchSize: 1, busyQueues: async () => NOTHING_BUSY}),
         intervalMs: 60_000,
       },
       p.logs.logger,
       p.metrics,
     );
+
     await timer.runOnce();
+
     const {body: text} = await p.metrics.text();
-    expect(text).to.match(
-      /task_scheduler_sweeps_total\{[^}]*result="resent_lost"[^}]*\} 1/,
-    );
-    expect(text).to.match(
+    const value = (result: string) =>
+      Number(
+        new RegExp(
+          `task_scheduler_sweeps_total\\{[^}]*result="${result}"[^}]*\\} (\\d+)`,
+        ).exec(text)?.[1],
+      );
+    expect(value('resent_lost')).to.equal(1);
+    expect(
+      p.logs.find('Lost-run sweep failed', {error: 'the broker channel broke'}),
+    ).to.have.length(1);
+    // The next pass goes on: the failed run, then nothing more.
+    await timer.runOnce();
+    const {body: after} = await p.metrics.text();
+    expect(after).to.match(
       /task_scheduler_sweeps_total\{[^}]*result="failed_lost"[^}]*\} 1/,
     );
   });
 
   it('does not count a replaced redelivery towards the crash-loop guard', async () => {
-    const id = await givenRun({
+    const {id} = await givenRun({
       status: 'running',
       attempts: 1,
       lastRetryCount: 0,
@@ -450,8 +814,32 @@ describe('lost-run sweep: runs whose message the broker lost', () => {
     expect(await isCrashLooping(p.pool, id, 0, 1)).to.be.true();
   });
 
+  it('believes no forged or garbled x-resent beyond what a missing one could do', async () => {
+    const {id, schedulerId} = await givenRun({
+      status: 'retrying',
+      attempts: 1,
+      lastRetryCount: 0,
+      resent: 2,
+    });
+    const c = await consumer();
+    for (const forged of [-1, 1.5, 'abc', '1', true, null]) {
+      await publishTask(workerBody(schedulerId), {
+        'x-execution-id': id,
+        'x-execution-key': KEY,
+        'x-retry-count': 1,
+        'x-resent': forged,
+      });
+    }
+    await eventually(
+      () => c.logs.find(REPLACED).length === 6,
+      10_000,
+      'six refusals',
+    );
+    expect(workerRuns()).to.deepEqual([]);
+    expect(await ledger(id)).to.containDeep({status: 'retrying', attempts: 1});
+  });
+
   it('waits the longest retry delay plus the grace', () => {
-    // TEST_RETRY's delays, longest last.
     const longest = Math.round(
       TEST_RETRY.retryDelayMs *
         TEST_RETRY.multiplier ** (TEST_RETRY.maxRetries - 1),
