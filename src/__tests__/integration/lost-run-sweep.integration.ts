@@ -94,6 +94,11 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     return started;
   };
 
+  const stopConsumer = async (c: TestConsumer) => {
+    consumers.splice(consumers.indexOf(c), 1);
+    await c.stop(100);
+  };
+
   interface RunState {
     status: string;
     attempts?: number;
@@ -379,8 +384,7 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     );
     // The retry is lost: the consumer is gone before it comes back, and
     // whatever came back is purged.
-    await c.stop(100);
-    consumers.splice(consumers.indexOf(c), 1);
+    await stopConsumer(c);
     await new Promise(resolve => setTimeout(resolve, 500));
     for (const tier of retryTiers(TEST_RETRY)) await drainQueue(tier.queue);
     await drainQueue(TASK_QUEUE);
@@ -453,8 +457,7 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
       10_000,
       'the retry to start',
     );
-    await c.stop(100);
-    consumers.splice(consumers.indexOf(c), 1);
+    await stopConsumer(c);
     expect(await ledger(id)).to.containDeep({
       status: 'published',
       last_retry_count: 1,
