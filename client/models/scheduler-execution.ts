@@ -59,9 +59,14 @@ export interface SchedulerExecution {
   resent?: number;
 
   /**
-   * When the broker confirmed the lost-run sweep's last copy
+   * When the lost-run sweep counted its last copy, by the database's clock
    */
   resent_at?: string | null;
+
+  /**
+   * Of those copies, the ones the broker confirmed; after 3 a run lost again is failed
+   */
+  resent_confirmed?: number;
 
   /**
    * HTTP tasks: the first 8 KiB of the last attempt's response body, as text

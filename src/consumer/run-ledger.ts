@@ -226,19 +226,23 @@ export class RunLedger {
   }
 
   /**
-   * A shutdown interrupted the run: it waits for redelivery again, its
-   * message kept as the payload (see `finished`).
+   * A shutdown or a closed channel interrupted the attempt that started at
+   * `startedAt`: the run waits for redelivery again, its message kept as the
+   * payload (see `finished`). Only that start is undone: when the broker
+   * has already handed the message to another consumer, which started it
+   * since, the run stays `running` (it is, and it must not look lost).
    */
   async interrupted(
     executionId: number | undefined,
+    startedAt: Date,
     message?: TaskMessage,
   ): Promise<void> {
     if (executionId === undefined) return;
     await this.pool.query(
       `UPDATE scheduler_execution
-          SET status = 'published', payload = COALESCE(payload, $2::jsonb)
-        WHERE id = $1`,
-      [executionId, message ?? null],
+          SET status = 'published', payload = COALESCE(payload, $3::jsonb)
+        WHERE id = $1 AND status = 'running' AND started_at = $2`,
+      [executionId, startedAt, message ?? null],
     );
   }
 }

@@ -314,10 +314,12 @@ export class TaskConsumer {
     // An executor whose statement marks the start itself: no mark here.
     const startsInTask =
       executor.marksRunStart === true && executionId !== undefined;
+    // This delivery's start: an interrupted mark undoes only this one.
+    const startedAt = this.clock();
     if (!startsInTask) {
       const decision = await ledger.start(
         executionId,
-        this.clock(),
+        startedAt,
         retryCount,
         resent,
       );
@@ -329,7 +331,9 @@ export class TaskConsumer {
       }
       if (!this.subscription.isLive(channel)) {
         // The channel died or shutdown began while the start was being marked.
-        await ledger.interrupted(executionId, task).catch(() => undefined);
+        await ledger
+          .interrupted(executionId, startedAt, task)
+          .catch(() => undefined);
         logger.info('Stale delivery not started; requeued', {
           stopping: this.stopped,
         });
@@ -337,7 +341,6 @@ export class TaskConsumer {
         return;
       }
     }
-    const startedAt = this.clock();
     const started = process.hrtime.bigint();
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
     // 'refused': the executor's statement found the delivery a duplicate.
@@ -410,7 +413,7 @@ export class TaskConsumer {
       failure ??= new Error('the task did not report its start');
     }
     if (failure instanceof TaskAborted) {
-      await ledger.interrupted(executionId, task).catch(markError =>
+      await ledger.interrupted(executionId, startedAt, task).catch(markError =>
         logger.warn('Could not mark the interrupted run', {
           error: (markError as Error).message,
         }),

@@ -152,8 +152,19 @@ export class SchedulerExecution extends Entity {
   resent?: number;
 
   @property(
+    integerColumn('resent_confirmed', {
+      required: false,
+      jsonSchema: {nullable: false},
+      description:
+        'Of those copies, the ones the broker confirmed; after 3 a run lost again is failed',
+    }),
+  )
+  resent_confirmed?: number;
+
+  @property(
     timestampColumn('resent_at', {
-      description: "When the broker confirmed the lost-run sweep's last copy",
+      description:
+        "When the lost-run sweep counted its last copy, by the database's clock",
       jsonSchema: {nullable: true},
     }),
   )

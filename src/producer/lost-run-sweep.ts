@@ -67,6 +67,7 @@ interface LostRun extends TaskSource {
   execution_key: string;
   status: 'published' | 'retrying';
   resent: number;
+  resent_confirmed: number;
   last_retry_count: number;
   attempts: number;
   never_fired_late: boolean;
@@ -78,10 +79,46 @@ interface LostRun extends TaskSource {
 /** The last thing that happened to a run, as the ledger recorded it. */
 const LAST_ACTIVITY = `GREATEST(e.executed_at, e.published_at, e.started_at, e.finished_at, e.resent_at)`;
 
-/** Where a run's message waits when it is not lost: its task type's queue. */
-const QUEUE_OF = `COALESCE(e.payload->>'type', CASE
-    WHEN s.report_id IS NOT NULL THEN 'report'
-    WHEN s.http_target_id IS NOT NULL THEN 'http' ELSE 'task' END)`;
+/**
+ * Where a run's message waits when it is not lost: its task type's queue.
+ * A run without a stored message (a cron run before its first attempt)
+ * may be of a type its scheduler has since been edited away from: any
+ * busy work queue holds it.
+ */
+const QUEUE_OF = `COALESCE(e.payload->>'type', 'unknown')`;
+
+/**
+ * Before this moment (by the database's clock) the ledger may have lost
+ * marks: PostgreSQL's last crash recovery (which resets `pg_stat_wal`'s
+ * statistics; a clean restart keeps them), or the last time the ledger
+ * changed hands (see recordLedgerEpoch).
+ */
+const LEDGER_HORIZON = `GREATEST((SELECT stats_reset FROM pg_stat_wal),
+                                 (SELECT changed_at FROM ledger_epoch WHERE id = 1))`;
+
+/**
+ * Records a new ledger epoch when the database the ledger lives in is not
+ * the one seen before: another cluster (a restore elsewhere), another
+ * timeline (a standby promoted), another table (a restore with --clean).
+ * Each of these can take back marks the old one had committed; a run
+ * claimed before the change may have run. Returns true when it changed.
+ */
+export async function recordLedgerEpoch(pool: Pool): Promise<boolean> {
+  const {rowCount} = await pool.query(
+    `INSERT INTO ledger_epoch AS l (id, system_identifier, timeline_id, ledger_oid, changed_at)
+     SELECT 1, (pg_control_system()).system_identifier::text,
+            ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int,
+            'scheduler_execution'::regclass::oid::bigint, now()
+     ON CONFLICT (id) DO UPDATE
+        SET system_identifier = EXCLUDED.system_identifier,
+            timeline_id = EXCLUDED.timeline_id,
+            ledger_oid = EXCLUDED.ledger_oid,
+            changed_at = now()
+      WHERE (l.system_identifier, l.timeline_id, l.ledger_oid)
+            IS DISTINCT FROM (EXCLUDED.system_identifier, EXCLUDED.timeline_id, EXCLUDED.ledger_oid)`,
+  );
+  return (rowCount ?? 0) > 0;
+}
 
 /**
  * Candidates: runs left published or retrying with no activity for
@@ -109,14 +146,16 @@ const CANDIDATES = `
  * older than the run's count, so whatever happens between the two (a
  * producer killed, a lost confirm), no two copies can both start it: at
  * worst a number is used up and the next pass sends the next one. After
- * `maxResends` copies a run lost again is failed and kept in `failed_task`
- * (re-drive, failure notice). Two kinds are not sent again:
+ * `maxResends` copies the broker confirmed, a run lost again is failed and
+ * kept in `failed_task` (re-drive, failure notice). Two kinds are not sent
+ * again:
  *  - a cron run never started whose minute has left the catch-up window is
  *    skipped, as the claim sweeper skips an unsent one (never fired late);
- *  - a run idle since before PostgreSQL's last crash is failed: the
- *    ledger's marks commit asynchronously, so the crash may have erased
- *    the marks of a delivery that ran it to the end (`pg_stat_wal`'s
- *    statistics are reset by crash recovery, and only by it or by hand).
+ *  - a run claimed before the ledger horizon (the last crash recovery,
+ *    failover or restore, see LEDGER_HORIZON) is failed: the ledger's marks
+ *    commit asynchronously, so the event may have taken back the marks of
+ *    a delivery that ran it to the end. Its claim time is the database's,
+ *    so no host clock can move it past the horizon.
  * Rows are locked with SKIP LOCKED and each pass walks them in id order, so
  * producers sweep side by side and no run is handled twice in one pass.
  */
@@ -132,6 +171,12 @@ export async function sweepLostRuns(
     skipped: 0,
     deferred: 0,
   };
+  if (await recordLedgerEpoch(pool)) {
+    logger.warn(
+      'The run ledger changed hands (another cluster, timeline or table): runs claimed before now are not sent again',
+      {component: 'lost-run-sweep'},
+    );
+  }
   const {rows} = await pool.query<{queue: string; n: number}>(
     `SELECT ${QUEUE_OF} AS queue, count(*)::int AS n ${CANDIDATES} GROUP BY 1`,
     [options.lostAfterMs],
@@ -141,8 +186,8 @@ export async function sweepLostRuns(
   const held = (queue: string) =>
     busy === null ||
     busy.tasks ||
-    (queue === 'report' && busy.reports) ||
-    (queue === 'http' && busy.http);
+    ((queue === 'report' || queue === 'unknown') && busy.reports) ||
+    ((queue === 'http' || queue === 'unknown') && busy.http);
   result.deferred = rows
     .filter(row => held(row.queue))
     .reduce((sum, row) => sum + row.n, 0);
@@ -160,16 +205,17 @@ export async function sweepLostRuns(
       afterId,
       batchSize,
     });
-    const resent = await publishCopies(publisher, logger, batch.copies);
-    const counts = {
-      resent,
+    // What the batch committed counts even if its copies fail to go out.
+    options.onBatch?.({
+      resent: 0,
       failed: batch.failed,
       skipped: batch.skipped,
-    };
-    options.onBatch?.(counts);
-    result.resent += counts.resent;
-    result.failed += counts.failed;
-    result.skipped += counts.skipped;
+    });
+    result.failed += batch.failed;
+    result.skipped += batch.skipped;
+    const resent = await publishCopies(pool, publisher, logger, batch.copies);
+    options.onBatch?.({resent, failed: 0, skipped: 0});
+    result.resent += resent;
     // Stop when nothing is left, or when the broker took none (it is down).
     if (batch.found < batchSize) break;
     if (batch.copies.length > 0 && resent === 0) break;
@@ -209,17 +255,17 @@ async function claimBatch(
     // while it waits for the run would deadlock with the failed task stored.
     const {rows} = await client.query<LostRun>(
       `SELECT e.id AS execution_id, e.scheduler_id, e.execution_key, e.payload,
-              e.status, e.resent, e.attempts,
+              e.status, e.resent, e.resent_confirmed, e.attempts,
               COALESCE(e.last_retry_count, 0) AS last_retry_count,
               s.report_id, s.worker_id, s.reminder_id, s.http_target_id, s.params,
               floor(extract(epoch FROM now() - ${LAST_ACTIVITY}) / 60)::int AS idle_minutes,
-              COALESCE(${LAST_ACTIVITY} < (SELECT stats_reset FROM pg_stat_wal), false) AS unsure,
+              COALESCE(e.executed_at < (${LEDGER_HORIZON}), false) AS unsure,
               (e.trigger = 'schedule' AND e.execution_key LIKE 'cron-%'
                 AND e.attempts = 0 AND e.slot < $3) AS never_fired_late
          ${CANDIDATES}
           AND e.id > $2::bigint
-          AND NOT (${QUEUE_OF} = 'report' AND $4::boolean)
-          AND NOT (${QUEUE_OF} = 'http' AND $5::boolean)
+          AND NOT (${QUEUE_OF} IN ('report', 'unknown') AND $4::boolean)
+          AND NOT (${QUEUE_OF} IN ('http', 'unknown') AND $5::boolean)
         ORDER BY e.id
         LIMIT ${page.batchSize}
           FOR UPDATE OF e SKIP LOCKED
@@ -242,7 +288,7 @@ async function claimBatch(
       } else if (run.never_fired_late) {
         await skip(client, logger, run);
         skipped++;
-      } else if (run.resent >= maxResends) {
+      } else if (run.resent_confirmed >= maxResends) {
         await fail(client, logger, run, lostAgainReason(run));
         failed++;
       } else {
@@ -303,8 +349,13 @@ async function countCopy(
   return {run, retryCount: retryCountOf(run), resent};
 }
 
-/** Publishes the counted copies; returns how many the broker confirmed. */
+/**
+ * Publishes the counted copies and records which the broker confirmed:
+ * only those count towards giving up, so a broker that takes none (down,
+ * flapping) never gets a run failed for copies it was never sent.
+ */
 async function publishCopies(
+  pool: Pool,
   publisher: TaskPublisher,
   logger: Logger,
   copies: Copy[],
@@ -318,6 +369,13 @@ async function publishCopies(
       resend: {retryCount, resent},
     })),
   );
+  if (confirmed.size > 0) {
+    await pool.query(
+      `UPDATE scheduler_execution SET resent_confirmed = resent_confirmed + 1
+        WHERE id = ANY($1::bigint[])`,
+      [[...confirmed.keys()]],
+    );
+  }
   for (const {run, retryCount, resent} of copies) {
     const fields = {...logFields(run), retry_count: retryCount, resent};
     if (confirmed.has(Number(run.execution_id))) {
@@ -333,10 +391,10 @@ async function publishCopies(
 }
 
 const lostAgainReason = (run: LostRun) =>
-  `lost: no sign of its message for ${run.idle_minutes} min after ${run.resent} copies sent again; given up`;
+  `lost: no sign of its message for ${run.idle_minutes} min after ${run.resent_confirmed} copies sent again; given up`;
 
 const unsureReason = (run: LostRun) =>
-  `lost or already run: no sign of its message for ${run.idle_minutes} min, and PostgreSQL crashed since its last recorded activity (marks may be missing); not sent again, re-drive it if it did not run`;
+  `lost or already run: no sign of its message for ${run.idle_minutes} min, and the database crashed, failed over or was restored since the run was claimed (marks may be missing); not sent again, re-drive it if it did not run`;
 
 /** A run that is not sent again: failed, and kept for re-drive like a task that used its retries. */
 async function fail(

@@ -23,10 +23,11 @@ export interface Filter {
 'unfinished_starts'?: boolean;
 'unfinished_retry_count'?: boolean;
 'resent'?: boolean;
+'resent_confirmed'?: boolean;
 'resent_at'?: boolean;
 'http_status'?: boolean;
 'response_body'?: boolean;
-} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'payload' | 'status_reason' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count' | 'output_truncated' | 'unfinished_starts' | 'unfinished_retry_count' | 'resent' | 'resent_at' | 'http_status' | 'response_body'>);
+} | Array<'id' | 'scheduler_id' | 'execution_key' | 'executed_at' | 'slot' | 'status' | 'payload' | 'status_reason' | 'published_at' | 'container_id' | 'attempts' | 'started_at' | 'finished_at' | 'duration_ms' | 'last_error' | 'last_retry_count' | 'output_truncated' | 'unfinished_starts' | 'unfinished_retry_count' | 'resent' | 'resent_confirmed' | 'resent_at' | 'http_status' | 'response_body'>);
   limit?: number;
   offset?: number;
   order?: (string | Array<string>);

@@ -118,7 +118,7 @@ describe('lost-run sweep after a PostgreSQL crash', function (this: Mocha.Suite)
     );
     expect(failed.status).to.equal('failed');
     expect(failed.last_error).to.match(
-      /^lost or already run: no sign of its message for 2 min, and PostgreSQL crashed since its last recorded activity/,
+      /^lost or already run: no sign of its message for 2 min, and the database crashed, failed over or was restored since the run was claimed/,
     );
     expect(
       await sql(`SELECT 1 FROM failed_task WHERE execution_id = $1`, [before]),
@@ -181,5 +181,79 @@ describe('lost-run sweep after a PostgreSQL crash', function (this: Mocha.Suite)
         ? row.status === 'succeeded'
         : row.status === 'failed',
     ).to.be.true();
+  });
+
+  it('never runs a task twice when the crash erased its marks, though the producer host clock runs 20 s ahead', async () => {
+    const skewSeconds = 20;
+    const [scheduler] = await sql<{id: number}>(
+      `INSERT INTO scheduler (description, schedule, worker_id)
+       VALUES ('t', '0 0 1 1 *', 1) RETURNING id`,
+    );
+    // Claimed by the database's clock; its confirm time as the producer's
+    // host (20 s ahead) wrote it through markPublished.
+    const [row] = await sql<{id: string}>(
+      `INSERT INTO scheduler_execution
+         (scheduler_id, execution_key, container_id, status, executed_at, published_at)
+       VALUES ($1, $2, 'test', 'published', now(),
+               now() + make_interval(secs => $3))
+       RETURNING id`,
+      [scheduler.id, KEY, skewSeconds],
+    );
+    const id = Number(row.id);
+    await sql('CHECKPOINT');
+    const consumer = await givenConsumer({workersDir, databaseUrl: url});
+    try {
+      await publishTask(
+        {
+          type: 'worker',
+          id: 1,
+          scheduler_id: scheduler.id,
+          params_scheduler: '{}',
+        },
+        {'x-execution-id': id, 'x-execution-key': KEY},
+      );
+      await eventually(() => workerRuns().length === 1, 15_000, 'the task');
+      await eventually(
+        async () => consumer.logs.find('Task succeeded').length === 1,
+        15_000,
+        'its success',
+      );
+    } finally {
+      await consumer.stop(100);
+    }
+    await server.crash();
+    const [afterCrash] = await sql<{
+      status: string;
+      published_at: Date;
+      stats_reset: Date;
+    }>(
+      `SELECT status, published_at, (SELECT stats_reset FROM pg_stat_wal) AS stats_reset
+         FROM scheduler_execution WHERE id = $1`,
+      [id],
+    );
+    // The run's marks were erased by the crash (the WAL writer waits 10 s).
+    expect(afterCrash.status).to.equal('published');
+    // The run ages past the cut-off (1 s) by the database's clock.
+    await new Promise(resolve => setTimeout(resolve, (skewSeconds + 2) * 1000));
+    p = await givenProducer({}, 'crash', url);
+
+    const result = await sweep(p, 1000);
+    expect(result).to.containDeep({resent: 0, failed: 1});
+    const copies = await drainQueue(TASK_QUEUE);
+    // Run the copy, as a consumer would.
+    if (copies.length > 0) {
+      const again = await givenConsumer({workersDir, databaseUrl: url});
+      try {
+        await publishTask(JSON.parse(copies[0].content.toString()), {
+          ...copies[0].properties.headers,
+        });
+        await eventually(() => workerRuns().length === 2, 15_000, 'the copy');
+      } finally {
+        await again.stop(100);
+      }
+    }
+    // The promise: after a DB crash, nothing is sent again that may have run.
+    expect(copies.length).to.equal(0);
+    expect(workerRuns()).to.deepEqual([`${KEY} 1`]);
   });
 });

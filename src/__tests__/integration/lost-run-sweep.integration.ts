@@ -132,9 +132,10 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     const [row] = await sql<{id: string}>(
       `INSERT INTO scheduler_execution
          (scheduler_id, execution_key, container_id, status, executed_at, published_at,
-          attempts, last_retry_count, started_at, finished_at, resent, trigger, slot)
+          attempts, last_retry_count, started_at, finished_at, resent, resent_confirmed,
+          trigger, slot)
        VALUES ($1, $2, 'test', $3, ${idle}, ${idle}, $4, $5,
-               CASE WHEN $4 > 0 THEN ${idle} END, CASE WHEN $4 > 0 THEN ${idle} END, $6,
+               CASE WHEN $4 > 0 THEN ${idle} END, CASE WHEN $4 > 0 THEN ${idle} END, $6, $6,
                $7, COALESCE($8, date_trunc('minute', ${idle})))
        RETURNING id`,
       [
@@ -515,11 +516,16 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
   });
 
   it('F3: sends a lost worker run although the report queue holds a backlog; the lost report waits', async () => {
-    const {id: worker} = await givenRun({
+    const {id: worker, schedulerId} = await givenRun({
       status: 'retrying',
       attempts: 1,
       lastRetryCount: 0,
     });
+    // Its retry's message, as the consumer keeps it: a worker task.
+    await sql(`UPDATE scheduler_execution SET payload = $2 WHERE id = $1`, [
+      worker,
+      workerBody(schedulerId),
+    ]);
     const {id: report} = await givenRun({status: 'published', reportId: 1});
     await withChannel(async channel => {
       channel.sendToQueue(REPORT_QUEUE, Buffer.from('{}'), {persistent: true});
@@ -589,7 +595,11 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
         {execution_id: id, resent: 1},
       ),
     ).to.have.length(1);
-    expect(await ledger(id)).to.containDeep({status: 'published', resent: 1});
+    expect(await ledger(id)).to.containDeep({
+      status: 'published',
+      resent: 1,
+      resent_confirmed: 0,
+    });
 
     await p.stop();
     p = await givenProducer();
@@ -797,6 +807,86 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     await timer.runOnce();
     const {body: after} = await p.metrics.text();
     expect(after).to.match(
+      /task_scheduler_sweeps_total\{[^}]*result="failed_lost"[^}]*\} 1/,
+    );
+  });
+
+  it('R4: never fails a run for copies a flapping broker never took', async () => {
+    const {id} = await givenRun({
+      status: 'retrying',
+      attempts: 1,
+      lastRetryCount: 0,
+    });
+    for (let pass = 1; pass <= LOST_RUN_RESENDS + 1; pass++) {
+      // The broker answers the queue check, and is gone when the copy goes out.
+      await sweep({
+        busyQueues: async () => {
+          const busy = await busyWorkQueues(p.connection);
+          await p.connection.stop();
+          return busy;
+        },
+      });
+      await p.stop();
+      p = await givenProducer();
+      // A whole cut-off later.
+      await sql(
+        `UPDATE scheduler_execution SET resent_at = resent_at - interval '2 minutes' WHERE id = $1`,
+        [id],
+      );
+    }
+    expect(await ledger(id)).to.containDeep({
+      status: 'retrying',
+      resent: LOST_RUN_RESENDS + 1,
+      resent_confirmed: 0,
+    });
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    // The broker back: the next copy goes out.
+    expect(await sweep()).to.containDeep({resent: 1});
+    expect(await ledger(id)).to.containDeep({resent_confirmed: 1});
+  });
+
+  it('R5: holds a run without a stored message while any work queue is busy: its scheduler may have changed type since', async () => {
+    const {id, schedulerId} = await givenRun({
+      status: 'published',
+      reportId: 1,
+    });
+    // Its report message waits behind a report backlog.
+    await withChannel(async channel => {
+      channel.sendToQueue(REPORT_QUEUE, Buffer.from('{}'), {persistent: true});
+      await new Promise(resolve => setTimeout(resolve, 100));
+    });
+    // The owner points the scheduler at a worker.
+    await sql(
+      `UPDATE scheduler SET report_id = NULL, worker_id = 1 WHERE id = $1`,
+      [schedulerId],
+    );
+
+    expect(await sweep()).to.deepEqual({...nothing, deferred: 1});
+    expect(await ledger(id)).to.containDeep({resent: 0});
+  });
+
+  it("R8: counts a run it failed even when the same batch's copy cannot be published", async () => {
+    const {id: failedRun} = await givenRun({
+      status: 'published',
+      resent: LOST_RUN_RESENDS,
+    });
+    await givenRun({status: 'published'});
+    p.publisher.publish = async () => {
+      throw new Error('Channel closed');
+    };
+    const timer = new LostRunTimer(
+      p.pool,
+      p.publisher,
+      {...options({busyQueues: async () => NOTHING_BUSY}), intervalMs: 60_000},
+      p.logs.logger,
+      p.metrics,
+    );
+
+    await timer.runOnce();
+
+    expect((await ledger(failedRun)).status).to.equal('failed');
+    const {body: text} = await p.metrics.text();
+    expect(text).to.match(
       /task_scheduler_sweeps_total\{[^}]*result="failed_lost"[^}]*\} 1/,
     );
   });
