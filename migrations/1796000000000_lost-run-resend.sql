@@ -19,7 +19,9 @@ ALTER TABLE scheduler_execution
 -- run; such a run then looks lost. The sweep fails, never sends again, a
 -- run claimed before the ledger last changed hands (`changed_at`, recorded
 -- by the first sweep that sees another key), or before the last crash.
-CREATE TABLE ledger_epoch (
+-- IF NOT EXISTS: a restore of an older dump with --clean leaves this table
+-- (it is not in the dump) and its row, whose old table oid then differs.
+CREATE TABLE IF NOT EXISTS ledger_epoch (
   id integer PRIMARY KEY CHECK (id = 1),
   system_identifier text NOT NULL,
   timeline_id integer NOT NULL,
@@ -30,7 +32,13 @@ INSERT INTO ledger_epoch (id, system_identifier, timeline_id, ledger_oid, change
 SELECT 1, (pg_control_system()).system_identifier::text,
        -- The current timeline, from the WAL file being written.
        ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int,
-       'scheduler_execution'::regclass::oid::bigint, '-infinity';
+       'scheduler_execution'::regclass::oid::bigint,
+       -- Runs open now may come from a restored older dump: the ledger's
+       -- history before this point is not known to be whole.
+       CASE WHEN EXISTS (SELECT 1 FROM scheduler_execution
+                          WHERE status IN ('claimed', 'published', 'running', 'retrying'))
+            THEN now() ELSE '-infinity' END
+ON CONFLICT (id) DO NOTHING;
 
 -- Down Migration
 

@@ -81,11 +81,15 @@ const LAST_ACTIVITY = `GREATEST(e.executed_at, e.published_at, e.started_at, e.f
 
 /**
  * Where a run's message waits when it is not lost: its task type's queue.
- * A run without a stored message (a cron run before its first attempt)
- * may be of a type its scheduler has since been edited away from: any
- * busy work queue holds it.
+ * A run without a stored message (a cron run before its first attempt) has
+ * its scheduler's type, unless the scheduler was written since the claim
+ * (`updated_at`, kept by a trigger on every write): then its type is
+ * unknown and any busy work queue holds it.
  */
-const QUEUE_OF = `COALESCE(e.payload->>'type', 'unknown')`;
+const QUEUE_OF = `COALESCE(e.payload->>'type', CASE
+    WHEN s.updated_at > e.executed_at THEN 'unknown'
+    WHEN s.report_id IS NOT NULL THEN 'report'
+    WHEN s.http_target_id IS NOT NULL THEN 'http' ELSE 'task' END)`;
 
 /**
  * Before this moment (by the database's clock) the ledger may have lost
@@ -96,6 +100,11 @@ const QUEUE_OF = `COALESCE(e.payload->>'type', 'unknown')`;
 const LEDGER_HORIZON = `GREATEST((SELECT stats_reset FROM pg_stat_wal),
                                  (SELECT changed_at FROM ledger_epoch WHERE id = 1))`;
 
+/** The ledger's cluster, timeline (from the WAL file being written) and table. */
+const EPOCH_KEY = `(pg_control_system()).system_identifier::text,
+  ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int,
+  'scheduler_execution'::regclass::oid::bigint`;
+
 /**
  * Records a new ledger epoch when the database the ledger lives in is not
  * the one seen before: another cluster (a restore elsewhere), another
@@ -104,11 +113,16 @@ const LEDGER_HORIZON = `GREATEST((SELECT stats_reset FROM pg_stat_wal),
  * claimed before the change may have run. Returns true when it changed.
  */
 export async function recordLedgerEpoch(pool: Pool): Promise<boolean> {
+  // Read first: the usual answer (no change) then writes nothing.
+  const {rows} = await pool.query<{same: boolean}>(
+    `SELECT (l.system_identifier, l.timeline_id, l.ledger_oid)
+              IS NOT DISTINCT FROM (${EPOCH_KEY}) AS same
+       FROM (SELECT 1) AS one LEFT JOIN ledger_epoch l ON l.id = 1`,
+  );
+  if (rows[0]?.same) return false;
   const {rowCount} = await pool.query(
     `INSERT INTO ledger_epoch AS l (id, system_identifier, timeline_id, ledger_oid, changed_at)
-     SELECT 1, (pg_control_system()).system_identifier::text,
-            ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int,
-            'scheduler_execution'::regclass::oid::bigint, now()
+     SELECT 1, ${EPOCH_KEY}, now()
      ON CONFLICT (id) DO UPDATE
         SET system_identifier = EXCLUDED.system_identifier,
             timeline_id = EXCLUDED.timeline_id,
@@ -341,8 +355,9 @@ async function countCopy(
   await client.query(
     `UPDATE scheduler_execution
         SET resent = $2::int, resent_at = now(),
-            status_reason = 'sent again (' || $2::int || ' of ' || $3::int
-              || '): no sign of its message for ' || $4::int || ' min'
+            status_reason = 'sent again as copy ' || $2::int || ' ('
+              || resent_confirmed || ' of ' || $3::int || ' confirmed before it): no sign of its message for '
+              || $4::int || ' min'
       WHERE id = $1`,
     [run.execution_id, resent, maxResends, run.idle_minutes],
   );
@@ -369,13 +384,6 @@ async function publishCopies(
       resend: {retryCount, resent},
     })),
   );
-  if (confirmed.size > 0) {
-    await pool.query(
-      `UPDATE scheduler_execution SET resent_confirmed = resent_confirmed + 1
-        WHERE id = ANY($1::bigint[])`,
-      [[...confirmed.keys()]],
-    );
-  }
   for (const {run, retryCount, resent} of copies) {
     const fields = {...logFields(run), retry_count: retryCount, resent};
     if (confirmed.has(Number(run.execution_id))) {
@@ -386,6 +394,23 @@ async function publishCopies(
         fields,
       );
     }
+  }
+  if (confirmed.size > 0) {
+    // The copies are out: a failure here costs only the count towards
+    // giving up (one more copy may go out), never the copies' report.
+    await pool
+      .query(
+        `UPDATE scheduler_execution SET resent_confirmed = resent_confirmed + 1
+          WHERE id = ANY($1::bigint[])`,
+        [[...confirmed.keys()]],
+      )
+      .catch((error: Error) =>
+        logger.warn('Could not record which lost-run copies were confirmed', {
+          component: 'lost-run-sweep',
+          error: error.message,
+          runs: confirmed.size,
+        }),
+      );
   }
   return confirmed.size;
 }

@@ -120,8 +120,10 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     state: RunState,
   ): Promise<{id: number; schedulerId: number}> {
     const [scheduler] = await sql<{id: number}>(
-      `INSERT INTO scheduler (description, schedule, worker_id, report_id, stay_alive)
-       VALUES ('t', CASE WHEN $3 THEN NULL ELSE '* * * * *' END, $1, $2, $3) RETURNING id`,
+      // Last written before its run was claimed, as a scheduler usually is.
+      `INSERT INTO scheduler (description, schedule, worker_id, report_id, stay_alive, updated_at)
+       VALUES ('t', CASE WHEN $3 THEN NULL ELSE '* * * * *' END, $1, $2, $3,
+               now() - interval '1 day') RETURNING id`,
       [
         state.reportId ? null : (state.workerId ?? 1),
         state.reportId ?? null,
@@ -217,7 +219,7 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     );
     expect(fresh).to.be.true();
     expect(row.status_reason).to.equal(
-      'sent again (1 of 3): no sign of its message for 2 min',
+      'sent again as copy 1 (0 of 3 confirmed before it): no sign of its message for 2 min',
     );
     expect(
       p.logs.find('Run lost by the broker; sent again', {
@@ -838,6 +840,8 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
       status: 'retrying',
       resent: LOST_RUN_RESENDS + 1,
       resent_confirmed: 0,
+      status_reason:
+        'sent again as copy 4 (0 of 3 confirmed before it): no sign of its message for 2 min',
     });
     expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
     // The broker back: the next copy goes out.
@@ -863,6 +867,41 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
 
     expect(await sweep()).to.deepEqual({...nothing, deferred: 1});
     expect(await ledger(id)).to.containDeep({resent: 0});
+  });
+
+  it('sends a lost cron run without a stored message while only the report queue is busy, when its scheduler is unchanged', async () => {
+    const {id} = await givenRun({status: 'published'});
+    await withChannel(async channel => {
+      channel.sendToQueue(REPORT_QUEUE, Buffer.from('{}'), {persistent: true});
+      await new Promise(resolve => setTimeout(resolve, 100));
+    });
+
+    expect(await sweep()).to.deepEqual({...nothing, resent: 1});
+    expect(await ledger(id)).to.containDeep({resent: 1});
+  });
+
+  it('reports a confirmed copy although recording its confirmation fails', async () => {
+    const {id} = await givenRun({status: 'published'});
+    const query = p.pool.query.bind(p.pool) as (...args: unknown[]) => unknown;
+    (p.pool as unknown as {query: unknown}).query = (...args: unknown[]) =>
+      String(args[0]).includes('resent_confirmed = resent_confirmed + 1')
+        ? Promise.reject(new Error('connection terminated'))
+        : query(...args);
+    const counted: number[] = [];
+
+    const result = await sweep({onBatch: batch => counted.push(batch.resent)});
+
+    expect(result).to.containDeep({resent: 1});
+    expect(counted.reduce((sum, n) => sum + n, 0)).to.equal(1);
+    expect(
+      p.logs.find('Run lost by the broker; sent again', {execution_id: id}),
+    ).to.have.length(1);
+    expect(
+      p.logs.find('Could not record which lost-run copies were confirmed', {
+        error: 'connection terminated',
+      }),
+    ).to.have.length(1);
+    expect(await ledger(id)).to.containDeep({resent: 1, resent_confirmed: 0});
   });
 
   it("R8: counts a run it failed even when the same batch's copy cannot be published", async () => {
