@@ -11,6 +11,7 @@ import {
 } from '../fixtures/test-database';
 import {ServiceProcess, startService} from '../fixtures/service-process';
 import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
+import {RECORDING_WORKER} from '../fixtures/lost-runs';
 
 /**
  * The fleet chaos profile's finding (RELIABILITY.md, `.ci/run` at 2f8a607):
@@ -28,7 +29,7 @@ describe('a run whose retry the broker lost', function (this: Mocha.Suite) {
     // A run idle since before a crash is failed, not sent again.
     await untilLastCrashOlderThan(70);
     workersDir = givenWorkersDir({
-      records: `#!/bin/sh\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT" >> "$(dirname "$0")/runs.out"\n`,
+      records: RECORDING_WORKER,
     });
   });
   after(() => rmSync(workersDir, {recursive: true, force: true}));

@@ -1,8 +1,7 @@
 import {expect} from '@loopback/testlab';
-import {existsSync, readFileSync, rmSync} from 'node:fs';
+import {rmSync} from 'node:fs';
 import path from 'node:path';
-import {lostRunAfterMs, sweepLostRuns} from '../../producer/lost-run-sweep';
-import {busyWorkQueues} from '../../queue/queue-stats';
+import {lostRunAfterMs} from '../../producer/lost-run-sweep';
 import {resetBroker} from '../fixtures/test-broker';
 import {
   eventually,
@@ -19,8 +18,9 @@ import {
   untilLastCrashOlderThan,
 } from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
+import {LOST_RUN_KEY, recordedRuns, sweepAs} from '../fixtures/lost-runs';
 
-const KEY = 'cron-2026-11-21-10-00';
+const KEY = LOST_RUN_KEY;
 
 /**
  * Found by the second hostile review of the lost-run sweep: RunLedger's
@@ -38,10 +38,7 @@ describe('lost-run sweep and a stale "interrupted" mark', function (this: Mocha.
   let p: TestProducer;
   const consumers: TestConsumer[] = [];
   const runsFile = () => path.join(workersDir, 'runs.out');
-  const lines = () =>
-    existsSync(runsFile())
-      ? readFileSync(runsFile(), 'utf8').split('\n').filter(Boolean)
-      : [];
+  const lines = () => recordedRuns(workersDir);
 
   before(async () => {
     workersDir = givenWorkersDir({
@@ -115,11 +112,7 @@ describe('lost-run sweep and a stale "interrupted" mark', function (this: Mocha.
     // A grace shorter than the task: the sweep passes 2 s later.
     const lostAfterMs = lostRunAfterMs(TEST_RETRY, 1000);
     await new Promise(resolve => setTimeout(resolve, lostAfterMs + 200));
-    const result = await sweepLostRuns(p.pool, p.publisher, p.logs.logger, {
-      lostAfterMs,
-      busyQueues: () => busyWorkQueues(p.connection),
-      staleBefore: () => new Date(Date.now() - 3600_000),
-    });
+    const result = await sweepAs(p, {lostAfterMs});
     await eventually(
       async () =>
         (

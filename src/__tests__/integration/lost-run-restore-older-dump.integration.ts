@@ -6,8 +6,6 @@ import path from 'node:path';
 import {promisify} from 'node:util';
 import runner from 'node-pg-migrate';
 import {Client, Pool} from 'pg';
-import {sweepLostRuns} from '../../producer/lost-run-sweep';
-import {busyWorkQueues} from '../../queue/queue-stats';
 import {TASK_QUEUE} from '../../queue/topology';
 import {drainQueue, resetBroker} from '../fixtures/test-broker';
 import {dropDatabase, ensureDatabase} from '../../database/database-admin';
@@ -23,6 +21,7 @@ import {
   withClient,
 } from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
+import {LOST_RUN_KEY, sweepAs} from '../fixtures/lost-runs';
 
 const run = promisify(execFile);
 const oldUrl = uniqueDatabaseUrl('predump');
@@ -32,7 +31,7 @@ const q = async <T = Record<string, unknown>>(
   text: string,
   values: unknown[] = [],
 ) => withClient(url, async c => (await c.query(text, values)).rows as T[]);
-const KEY = 'cron-2026-11-21-10-00';
+const KEY = LOST_RUN_KEY;
 
 /**
  * Found by the third hostile review of the lost-run sweep: docs/operations.md
@@ -120,11 +119,7 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
     expect(migrated.applied).to.containEql('1796000000000_lost-run-resend');
     await resetBroker();
     p = await givenProducer({}, 'restored', newUrl);
-    const result = await sweepLostRuns(p.pool, p.publisher, p.logs.logger, {
-      lostAfterMs: 60_000,
-      busyQueues: () => busyWorkQueues(p!.connection),
-      staleBefore: () => new Date(Date.now() - 3600_000),
-    });
+    const result = await sweepAs(p);
     const copies = await drainQueue(TASK_QUEUE);
     expect(result).to.containDeep({resent: 0, failed: 1});
     expect(copies.length).to.equal(0);

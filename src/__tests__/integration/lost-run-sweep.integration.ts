@@ -1,5 +1,5 @@
 import {expect, sinon} from '@loopback/testlab';
-import {existsSync, readFileSync, rmSync} from 'node:fs';
+import {rmSync} from 'node:fs';
 import path from 'node:path';
 import {isCrashLooping} from '../../consumer/crash-loop-guard';
 import {
@@ -31,8 +31,13 @@ import {
 } from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
 import {lockHolder, lockRun} from '../fixtures/lock-waits';
+import {
+  LOST_RUN_KEY,
+  RECORDING_WORKER,
+  recordedRuns,
+} from '../fixtures/lost-runs';
 
-const KEY = 'cron-2026-11-21-10-00';
+const KEY = LOST_RUN_KEY;
 /** What the tests call lost: no activity for a minute (runs are aged two). */
 const LOST_AFTER_MS = 60_000;
 const IDLE_SECONDS = 120;
@@ -57,14 +62,11 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
   let p: TestProducer;
   const consumers: TestConsumer[] = [];
   const runsFile = () => path.join(workersDir, 'runs.out');
-  const workerRuns = () =>
-    existsSync(runsFile())
-      ? readFileSync(runsFile(), 'utf8').split('\n').filter(Boolean)
-      : [];
+  const workerRuns = () => recordedRuns(workersDir);
 
   before(async () => {
     workersDir = givenWorkersDir({
-      records: `#!/bin/sh\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT" >> "$(dirname "$0")/runs.out"\n`,
+      records: RECORDING_WORKER,
       fails: `#!/bin/sh\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT fails" >> "$(dirname "$0")/runs.out"\nexit 1\n`,
       slow: `#!/bin/sh\nsleep 3\necho "$TASK_EXECUTION_KEY $TASK_ATTEMPT" >> "$(dirname "$0")/runs.out"\n`,
     });
