@@ -7,6 +7,7 @@ import {
   deleteOldWebhookDeliveries,
   retentionCutoff,
 } from './cleanup';
+import {PeriodicPass} from './periodic-pass';
 
 export interface CleanupTimerOptions {
   timeZone: string;
@@ -25,9 +26,11 @@ export interface CleanupTimerOptions {
  * the next passes. Time is an argument: `clock` decides the day.
  */
 export class CleanupTimer {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = true;
+  // An unfinished cleanup goes on soon; otherwise look again later.
+  private readonly passes = new PeriodicPass(
+    () => this.runOnce(),
+    () => (this.pending ? 1000 : this.options.intervalMs),
+  );
   /** The cutoff of a cleanup this instance won but has not finished. */
   private pending?: Date;
 
@@ -39,16 +42,12 @@ export class CleanupTimer {
   ) {}
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.passes.start(0);
   }
 
   /** Idempotent: no further passes, and the one in flight finishes first. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   /** One pass: exported for tests, which call it with their clock. */
@@ -79,18 +78,5 @@ export class CleanupTimer {
         error: (error as Error).message,
       });
     }
-  }
-
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce().then(() => {
-        this.running = undefined;
-        // An unfinished cleanup goes on soon; otherwise look again later.
-        if (!this.stopped) {
-          this.schedule(this.pending ? 1000 : this.options.intervalMs);
-        }
-      });
-    }, delayMs);
-    this.timer.unref();
   }
 }

@@ -3,6 +3,7 @@ import type {Logger} from '../logging/logger';
 import type {Metrics} from '../metrics/metrics';
 import type {TaskPublisher} from '../queue/task-publisher';
 import {LostRunSweepOptions, sweepLostRuns} from './lost-run-sweep';
+import {PeriodicPass} from './periodic-pass';
 
 /** How often the lost-run sweep looks, at most (real milliseconds). */
 export const LOST_RUN_SWEEP_INTERVAL_MS = 60_000;
@@ -13,9 +14,10 @@ export const LOST_RUN_SWEEP_INTERVAL_MS = 60_000;
  * next one tries again.
  */
 export class LostRunTimer {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = true;
+  private readonly passes = new PeriodicPass(
+    () => this.runOnce(),
+    () => this.options.intervalMs,
+  );
 
   constructor(
     private readonly pool: Pool,
@@ -26,16 +28,12 @@ export class LostRunTimer {
   ) {}
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule();
+    this.passes.start(this.options.intervalMs);
   }
 
   /** Idempotent: no further passes, and the one in flight finishes first. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   /** One pass: exported for tests. Each batch is counted once done, even if a later one fails. */
@@ -63,15 +61,5 @@ export class LostRunTimer {
         error: (error as Error).message,
       });
     }
-  }
-
-  private schedule(): void {
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce().then(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule();
-      });
-    }, this.options.intervalMs);
-    this.timer.unref();
   }
 }

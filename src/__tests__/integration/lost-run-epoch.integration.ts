@@ -1,6 +1,6 @@
 import {expect} from '@loopback/testlab';
 import {createPool} from '../../database/pg-pool';
-import {recordLedgerEpoch} from '../../producer/lost-run-sweep';
+import {recordLedgerEpoch} from '../../producer/ledger-epoch';
 import {LogCapture} from '../fixtures/log-capture';
 import {sql, TEST_DATABASE_URL} from '../fixtures/test-database';
 

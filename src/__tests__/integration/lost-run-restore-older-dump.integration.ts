@@ -156,7 +156,7 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
       (e: Error) => e,
     );
     expect(error).to.be.undefined();
-    const {recordLedgerEpoch} = await import('../../producer/lost-run-sweep');
+    const {recordLedgerEpoch} = await import('../../producer/ledger-epoch');
     // The table left behind holds the old ledger's oid: a new epoch.
     const pool = new Pool({connectionString: oldUrl});
     try {
