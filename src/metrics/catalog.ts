@@ -80,7 +80,7 @@ export const METRICS = {
   sweeps: {
     name: 'task_scheduler_sweeps_total',
     type: 'counter',
-    help: 'Runs the sweeps handled: unconfirmed claims republished or skipped as older than the catch-up window; runs the lost-run sweep sent again, failed, skipped as older than the catch-up window, or left alone behind a backlog (deferred, counted each pass).',
+    help: 'Runs the sweeps handled: unconfirmed claims republished or skipped as older than the catch-up window; runs the lost-run sweep sent again, failed, skipped as older than the catch-up window, failed as left running with no outcome (failed_stuck), or left alone behind a backlog (deferred, counted each pass).',
     labels: ['result'],
     role: 'producer',
   },

@@ -32,6 +32,7 @@ export const KNOWN_LABELS = {
     'resent_lost',
     'failed_lost',
     'skipped_lost',
+    'failed_stuck',
     'deferred_lost',
   ],
   schedulerStates: ['active', 'inactive', 'stay_alive'],

@@ -2,6 +2,7 @@ import type {Pool, PoolClient} from 'pg';
 import {storeFailedTask} from '../database/failed-task-store';
 import type {Logger} from '../logging/logger';
 import {taskMessageFor, TaskMessage, TaskSource} from '../queue/task-message';
+import {BROKER_CONSUMER_TIMEOUT_MS} from '../queue/consumer-timeout';
 import type {TaskPublisher} from '../queue/task-publisher';
 import {RetrySettings, retryTiers} from '../queue/topology';
 import {LEDGER_HORIZON, recordLedgerEpoch} from './ledger-epoch';
@@ -43,6 +44,8 @@ export interface LostRunCounts {
   failed: number;
   /** Cron runs never started whose minute left the catch-up window: skipped, not sent late. */
   skipped: number;
+  /** Runs left running with no outcome long after any attempt could have ended: failed. */
+  stuck: number;
 }
 
 export interface LostRunSweepResult extends LostRunCounts {
@@ -66,7 +69,7 @@ export interface LostRunSweepOptions {
 interface LostRun extends TaskSource {
   execution_id: string;
   execution_key: string;
-  status: 'published' | 'retrying';
+  status: 'published' | 'retrying' | 'running';
   resent: number;
   resent_confirmed: number;
   last_retry_count: number;
@@ -93,15 +96,25 @@ const QUEUE_OF = `COALESCE(e.payload->>'type', CASE
     WHEN s.http_target_id IS NOT NULL THEN 'http' ELSE 'task' END)`;
 
 /**
+ * How much longer than `lostAfterMs` a run may stay running with no
+ * outcome: the broker's consumer timeout. No attempt can take that long
+ * (a task's run time is at most MAX_TASK_TIMEOUT_MS, then the child's kill
+ * grace and the outcome mark's retry), so a run still running then has no
+ * consumer left that could record its outcome.
+ */
+export const STUCK_AFTER_LOST_MS = BROKER_CONSUMER_TIMEOUT_MS;
+
+/**
  * Candidates: runs left published or retrying with no activity for
- * `lostAfterMs` ($1), whose scheduler is not stay-alive (the supervisor
- * runs those).
+ * `lostAfterMs` ($1), or running with none for STUCK_AFTER_LOST_MS more,
+ * whose scheduler is not stay-alive (the supervisor runs those).
  */
 const CANDIDATES = `
   FROM scheduler_execution e
   JOIN scheduler s ON s.id = e.scheduler_id
- WHERE e.status IN ('published', 'retrying')
-   AND ${LAST_ACTIVITY} < now() - make_interval(secs => $1::float8 / 1000)
+ WHERE e.status IN ('published', 'retrying', 'running')
+   AND ${LAST_ACTIVITY} < now() - make_interval(secs => ($1::float8
+         + CASE WHEN e.status = 'running' THEN ${STUCK_AFTER_LOST_MS} ELSE 0 END) / 1000)
    AND NOT s.stay_alive`;
 
 /**
@@ -128,6 +141,11 @@ const CANDIDATES = `
  *    commit asynchronously, so the event may have taken back the marks of
  *    a delivery that ran it to the end. Its claim time is the database's,
  *    so no host clock can move it past the horizon.
+ * A run left running (its consumer gave up recording the outcome, or died
+ * and its unacknowledged message was lost) is failed, never sent again:
+ * its task may have run to the end. Failing it shows it to operators
+ * (failed_task, re-drive, failure notice) and frees an overlap-skip
+ * scheduler whose later runs it would hold back for ever.
  * Rows are locked with SKIP LOCKED and each pass walks them in id order, so
  * producers sweep side by side and no run is handled twice in one pass.
  */
@@ -141,6 +159,7 @@ export async function sweepLostRuns(
     resent: 0,
     failed: 0,
     skipped: 0,
+    stuck: 0,
     deferred: 0,
   };
   if (await recordLedgerEpoch(pool)) {
@@ -182,11 +201,13 @@ export async function sweepLostRuns(
       resent: 0,
       failed: batch.failed,
       skipped: batch.skipped,
+      stuck: batch.stuck,
     });
     result.failed += batch.failed;
     result.skipped += batch.skipped;
+    result.stuck += batch.stuck;
     const resent = await publishCopies(pool, publisher, logger, batch.copies);
-    options.onBatch?.({resent, failed: 0, skipped: 0});
+    options.onBatch?.({resent, failed: 0, skipped: 0, stuck: 0});
     result.resent += resent;
     // Stop when nothing is left, or when the broker took none (it is down).
     if (batch.found < batchSize) break;
@@ -218,6 +239,7 @@ async function claimBatch(
   copies: Copy[];
   failed: number;
   skipped: number;
+  stuck: number;
 }> {
   const maxResends = options.maxResends ?? LOST_RUN_RESENDS;
   const client = await pool.connect();
@@ -253,8 +275,12 @@ async function claimBatch(
     const copies: Copy[] = [];
     let failed = 0;
     let skipped = 0;
+    let stuck = 0;
     for (const run of rows) {
-      if (run.unsure) {
+      if (run.status === 'running') {
+        await fail(client, logger, run, noOutcomeReason(run));
+        stuck++;
+      } else if (run.unsure) {
         await fail(client, logger, run, unsureReason(run));
         failed++;
       } else if (run.never_fired_late) {
@@ -274,6 +300,7 @@ async function claimBatch(
       copies,
       failed,
       skipped,
+      stuck,
     };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -289,7 +316,7 @@ const messageOf = (run: LostRun): TaskMessage =>
 /**
  * The retry the run was lost at: the next one after a failed attempt
  * (retrying), the same one for a message never started or requeued by a
- * shutdown (published).
+ * shutdown (published), or the attempt left without an outcome (running).
  */
 const retryCountOf = (run: LostRun): number =>
   run.status === 'retrying' ? run.last_retry_count + 1 : run.last_retry_count;
@@ -375,6 +402,9 @@ async function publishCopies(
 
 const lostAgainReason = (run: LostRun) =>
   `lost: no sign of its message for ${run.idle_minutes} min after ${run.resent_confirmed} copies sent again; given up`;
+
+const noOutcomeReason = (run: LostRun) =>
+  `outcome unknown: running for ${run.idle_minutes} min with no outcome recorded, longer than any attempt can take (its consumer gave up recording the outcome, or died and its message was lost); not sent again, re-drive it if it did not run`;
 
 const unsureReason = (run: LostRun) =>
   `lost or already run: no sign of its message for ${run.idle_minutes} min, and the database crashed, failed over or was restored since the run was claimed (marks may be missing); not sent again, re-drive it if it did not run`;

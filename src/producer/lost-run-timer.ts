@@ -51,6 +51,7 @@ export class LostRunTimer {
             count('resent_lost', batch.resent);
             count('failed_lost', batch.failed);
             count('skipped_lost', batch.skipped);
+            count('failed_stuck', batch.stuck);
           },
         },
       );

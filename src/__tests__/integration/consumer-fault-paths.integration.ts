@@ -13,6 +13,9 @@ import {
   TASK_QUEUE,
 } from '../../queue/topology';
 import {TcpProxy, viaPort} from '../fixtures/tcp-proxy';
+import {givenProducer} from '../fixtures/test-producer';
+import {lostRunAfterMs, sweepLostRuns} from '../../producer/lost-run-sweep';
+import {busyWorkQueues} from '../../queue/queue-stats';
 import {TaskSchedulerApplication} from '../../application';
 import {LogCapture} from '../fixtures/log-capture';
 import {givenTestConfig} from '../fixtures/test-app';
@@ -197,6 +200,39 @@ describe('consumer fault paths', () => {
       // The mark is lost (logged); the message is not requeued, so the task does not run again.
       expect((await ledger(id)).status).to.equal('running');
       expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+
+      // Once it has been running longer than any attempt can take, the
+      // lost-run sweep fails it for an operator instead of leaving it running
+      // for ever (it stayed running before session 40); it does not run again.
+      await sql(
+        `UPDATE scheduler_execution
+            SET executed_at = executed_at - interval '3 hours',
+                published_at = published_at - interval '3 hours',
+                started_at = started_at - interval '3 hours'
+          WHERE id = $1`,
+        [id],
+      );
+      const producer = await givenProducer();
+      try {
+        const swept = await sweepLostRuns(
+          producer.pool,
+          producer.publisher,
+          producer.logs.logger,
+          {
+            lostAfterMs: lostRunAfterMs(TEST_RETRY, 60_000),
+            busyQueues: () => busyWorkQueues(producer.connection),
+            staleBefore: () => new Date(0),
+          },
+        );
+        expect(swept.stuck).to.equal(1);
+      } finally {
+        await producer.stop();
+      }
+      expect(await ledger(id)).to.containDeep({status: 'failed'});
+      expect((await ledger(id)).last_error).to.startWith('outcome unknown: ');
+      expect(await sql(`SELECT * FROM failed_task`)).to.have.length(1);
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+      expect(lines('slow')).to.equal('start\ndone\n');
     });
 
     it('requeues a delivery it cannot start (PostgreSQL down) only after a delay, then runs it once', async () => {

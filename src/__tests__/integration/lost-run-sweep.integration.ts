@@ -8,6 +8,7 @@ import {
   lostRunAfterMs,
   LostRunSweepOptions,
   LostRunSweepResult,
+  STUCK_AFTER_LOST_MS,
   sweepLostRuns,
 } from '../../producer/lost-run-sweep';
 import {LostRunTimer} from '../../producer/lost-run-timer';
@@ -174,7 +175,7 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
   ): Promise<LostRunSweepResult> =>
     sweepLostRuns(p.pool, p.publisher, p.logs.logger, options(overrides));
 
-  const nothing = {resent: 0, failed: 0, skipped: 0, deferred: 0};
+  const nothing = {resent: 0, failed: 0, skipped: 0, stuck: 0, deferred: 0};
 
   /** Wraps the producer's publisher: `before` runs when the copies are about to go out. */
   function beforePublish(before: (tasks: OutgoingTask[]) => Promise<void>) {
@@ -971,6 +972,141 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     );
     expect(workerRuns()).to.deepEqual([]);
     expect(await ledger(id)).to.containDeep({status: 'retrying', attempts: 1});
+  });
+
+  describe('runs left running with no outcome', () => {
+    /** Seconds past the running cut-off: lostAfterMs plus the consumer timeout. */
+    const STUCK_IDLE_SECONDS =
+      (LOST_AFTER_MS + STUCK_AFTER_LOST_MS) / 1000 + 60;
+
+    it('fails a run left running past any attempt (its consumer gave up recording the outcome), keeps it for re-drive and sends nothing', async () => {
+      const {id, schedulerId} = await givenRun({
+        status: 'running',
+        attempts: 2,
+        lastRetryCount: 1,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+
+      expect(await sweep()).to.deepEqual({...nothing, stuck: 1});
+
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+      const row = await ledger(id);
+      expect(row.status).to.equal('failed');
+      expect(row.finished_at).to.be.instanceOf(Date);
+      expect(row.resent).to.equal(0);
+      expect(row.last_error).to.match(
+        /^outcome unknown: running for \d+ min with no outcome recorded, .*not sent again, re-drive it if it did not run$/,
+      );
+      const parked = await sql(`SELECT * FROM failed_task`);
+      expect(parked).to.have.length(1);
+      expect(parked[0]).to.containDeep({
+        execution_id: String(id),
+        scheduler_id: schedulerId,
+        type: 'worker',
+        task_id: 1,
+        retry_count: 1,
+        failed_reason: row.last_error,
+      });
+      expect(await sql(`SELECT * FROM failure_notice_outbox`)).to.have.length(
+        1,
+      );
+      expect(
+        p.logs.find('PERMANENTLY FAILED TASK', {
+          component: 'lost-run-sweep',
+          execution_id: id,
+          status: 'running',
+        }),
+      ).to.have.length(1);
+      expect(await sweep()).to.deepEqual(nothing);
+    });
+
+    it('leaves a run running for less than the consumer timeout past the cut-off, and a stay-alive run', async () => {
+      const young = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        // Lost for a published run, not for a running one: a task may take 28 min.
+        idleSeconds: STUCK_IDLE_SECONDS - 120,
+      });
+      const stayAlive = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        stayAlive: true,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+
+      expect(await sweep()).to.deepEqual(nothing);
+      expect((await ledger(young.id)).status).to.equal('running');
+      expect((await ledger(stayAlive.id)).status).to.equal('running');
+      expect(await sql(`SELECT * FROM failed_task`)).to.have.length(0);
+    });
+
+    it('waits while its queue holds ready messages: its consumer may have died and the broker handed the message back', async () => {
+      const {id} = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+
+      const held = await sweep({
+        busyQueues: async () => ({...NOTHING_BUSY, tasks: true}),
+      });
+      expect(held).to.deepEqual({...nothing, deferred: 1});
+      expect((await ledger(id)).status).to.equal('running');
+    });
+
+    it('frees an overlap-skip scheduler whose later runs the stuck run held back', async () => {
+      const {id, schedulerId} = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+      await sql(`UPDATE scheduler SET overlap_policy = 'skip' WHERE id = $1`, [
+        schedulerId,
+      ]);
+      const open = () =>
+        sql(
+          `SELECT id FROM scheduler_execution
+            WHERE scheduler_id = $1
+              AND status IN ('claimed', 'published', 'running', 'retrying')`,
+          [schedulerId],
+        );
+      expect(await open()).to.have.length(1);
+
+      await sweep();
+
+      expect((await ledger(id)).status).to.equal('failed');
+      expect(await open()).to.have.length(0);
+    });
+
+    it('counts the failed runs as failed_stuck in task_scheduler_sweeps_total', async () => {
+      await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+      const timer = new LostRunTimer(
+        p.pool,
+        p.publisher,
+        {...options(), intervalMs: 60_000},
+        p.logs.logger,
+        p.metrics,
+      );
+
+      await timer.runOnce();
+
+      const {body: text} = await p.metrics.text();
+      expect(text).to.match(
+        /task_scheduler_sweeps_total\{[^}]*result="failed_stuck"[^}]*\} 1/,
+      );
+      expect(text).to.match(
+        /task_scheduler_sweeps_total\{[^}]*result="failed_lost"[^}]*\} 0/,
+      );
+    });
   });
 
   it('waits the longest retry delay plus the grace', () => {
