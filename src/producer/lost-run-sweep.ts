@@ -1,8 +1,12 @@
 import type {Pool, PoolClient} from 'pg';
+import {
+  CLOCK_SKEW_ALLOWANCE_MS,
+  longestAttemptMs,
+} from '../consumer/attempt-bound';
 import {storeFailedTask} from '../database/failed-task-store';
+import {DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS} from '../database/pg-pool';
 import type {Logger} from '../logging/logger';
 import {taskMessageFor, TaskMessage, TaskSource} from '../queue/task-message';
-import {BROKER_CONSUMER_TIMEOUT_MS} from '../queue/consumer-timeout';
 import type {TaskPublisher} from '../queue/task-publisher';
 import {RetrySettings, retryTiers} from '../queue/topology';
 import {LEDGER_HORIZON, recordLedgerEpoch} from './ledger-epoch';
@@ -25,6 +29,23 @@ export function lostRunAfterMs(retry: RetrySettings, graceMs: number): number {
     ...retryTiers(retry).map(tier => tier.delayMs),
   );
   return longestDelay + graceMs;
+}
+
+/**
+ * How long a running run may show no activity before it counts as left
+ * without an outcome: `lostAfterMs` (a retry whose running mark was not
+ * replaced waits in a delay queue at most that long), then the longest an
+ * attempt can run with a live consumer (with the consumers' statement
+ * timeout), then the clock skew a consumer host may have. It never shrinks
+ * below the attempt's bound, however small the grace.
+ */
+export function stuckRunAfterMs(
+  lostAfterMs: number,
+  statementTimeoutMs: number,
+): number {
+  return (
+    lostAfterMs + longestAttemptMs(statementTimeoutMs) + CLOCK_SKEW_ALLOWANCE_MS
+  );
 }
 
 /** Which work queues hold ready messages: a run of theirs may only be waiting. */
@@ -56,6 +77,8 @@ export interface LostRunSweepResult extends LostRunCounts {
 export interface LostRunSweepOptions {
   /** No activity for this long (compared with the database's clock) makes a run a candidate. */
   lostAfterMs: number;
+  /** The same for a running run (see stuckRunAfterMs); by default with a 60 s statement timeout. */
+  stuckAfterMs?: number;
   /** The work queues' state; null when it cannot be read (nothing is done then). */
   busyQueues: () => Promise<BusyQueues | null>;
   /** The oldest minute the producer still fires (its catch-up window). */
@@ -78,6 +101,8 @@ interface LostRun extends TaskSource {
   payload: TaskMessage | null;
   idle_minutes: number;
   unsure: boolean;
+  /** No stored message, and the scheduler was written after the claim. */
+  edited_since_claim: boolean;
 }
 
 /** The last thing that happened to a run, as the ledger recorded it. */
@@ -96,26 +121,22 @@ const QUEUE_OF = `COALESCE(e.payload->>'type', CASE
     WHEN s.http_target_id IS NOT NULL THEN 'http' ELSE 'task' END)`;
 
 /**
- * How much longer than `lostAfterMs` a run may stay running with no
- * outcome: the broker's consumer timeout. No attempt can take that long
- * (a task's run time is at most MAX_TASK_TIMEOUT_MS, then the child's kill
- * grace and the outcome mark's retry), so a run still running then has no
- * consumer left that could record its outcome.
- */
-export const STUCK_AFTER_LOST_MS = BROKER_CONSUMER_TIMEOUT_MS;
-
-/**
  * Candidates: runs left published or retrying with no activity for
- * `lostAfterMs` ($1), or running with none for STUCK_AFTER_LOST_MS more,
- * whose scheduler is not stay-alive (the supervisor runs those).
+ * `lostAfterMs` ($1), or running with none for `stuckAfterMs` (the
+ * parameter named), whose scheduler is not stay-alive (the supervisor runs
+ * those).
  */
-const CANDIDATES = `
+const candidates = (stuckAfterMs: string) => `
   FROM scheduler_execution e
   JOIN scheduler s ON s.id = e.scheduler_id
  WHERE e.status IN ('published', 'retrying', 'running')
-   AND ${LAST_ACTIVITY} < now() - make_interval(secs => ($1::float8
-         + CASE WHEN e.status = 'running' THEN ${STUCK_AFTER_LOST_MS} ELSE 0 END) / 1000)
+   AND ${LAST_ACTIVITY} < now() - make_interval(secs =>
+         CASE WHEN e.status = 'running' THEN ${stuckAfterMs}::float8 ELSE $1::float8 END / 1000)
    AND NOT s.stay_alive`;
+
+const stuckAfterMsOf = (options: LostRunSweepOptions) =>
+  options.stuckAfterMs ??
+  stuckRunAfterMs(options.lostAfterMs, DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS);
 
 /**
  * Recovers runs whose message the broker lost: a delay queue's dead-letter
@@ -169,8 +190,8 @@ export async function sweepLostRuns(
     );
   }
   const {rows} = await pool.query<{queue: string; n: number}>(
-    `SELECT ${QUEUE_OF} AS queue, count(*)::int AS n ${CANDIDATES} GROUP BY 1`,
-    [options.lostAfterMs],
+    `SELECT ${QUEUE_OF} AS queue, count(*)::int AS n ${candidates('$2')} GROUP BY 1`,
+    [options.lostAfterMs, stuckAfterMsOf(options)],
   );
   if (rows.length === 0) return result;
   const busy = await options.busyQueues();
@@ -254,9 +275,10 @@ async function claimBatch(
               s.report_id, s.worker_id, s.reminder_id, s.http_target_id, s.params,
               floor(extract(epoch FROM now() - ${LAST_ACTIVITY}) / 60)::int AS idle_minutes,
               COALESCE(e.executed_at < (${LEDGER_HORIZON}), false) AS unsure,
+              (e.payload IS NULL AND s.updated_at > e.executed_at) AS edited_since_claim,
               (e.trigger = 'schedule' AND e.execution_key LIKE 'cron-%'
                 AND e.attempts = 0 AND e.slot < $3) AS never_fired_late
-         ${CANDIDATES}
+         ${candidates('$6')}
           AND e.id > $2::bigint
           AND NOT (${QUEUE_OF} IN ('report', 'unknown') AND $4::boolean)
           AND NOT (${QUEUE_OF} IN ('http', 'unknown') AND $5::boolean)
@@ -270,6 +292,7 @@ async function claimBatch(
         options.staleBefore(),
         busy.reports,
         busy.http,
+        stuckAfterMsOf(options),
       ],
     );
     const copies: Copy[] = [];
@@ -406,6 +429,10 @@ const lostAgainReason = (run: LostRun) =>
 const noOutcomeReason = (run: LostRun) =>
   `outcome unknown: running for ${run.idle_minutes} min with no outcome recorded, longer than any attempt can take (its consumer gave up recording the outcome, or died and its message was lost); not sent again, re-drive it if it did not run`;
 
+/** Said of a failed run kept for re-drive whose task is known only from its scheduler, edited since. */
+const EDITED_SINCE_CLAIM =
+  '; its scheduler was edited after the run was claimed, so the task kept for re-drive is the scheduler as it is now';
+
 const unsureReason = (run: LostRun) =>
   `lost or already run: no sign of its message for ${run.idle_minutes} min, and the database crashed, failed over or was restored since the run was claimed (marks may be missing); not sent again, re-drive it if it did not run`;
 
@@ -414,8 +441,11 @@ async function fail(
   client: PoolClient,
   logger: Logger,
   run: LostRun,
-  reason: string,
+  givenReason: string,
 ): Promise<void> {
+  const reason = run.edited_since_claim
+    ? givenReason + EDITED_SINCE_CLAIM
+    : givenReason;
   const failedAt = new Date();
   await client.query(
     `UPDATE scheduler_execution

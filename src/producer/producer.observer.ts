@@ -20,7 +20,7 @@ import {AmqpConnection} from '../queue/amqp-connection';
 import {TaskPublisher} from '../queue/task-publisher';
 import {assertTopology, brokerTopology, retrySettings} from '../queue/topology';
 import {CleanupTimer} from './cleanup-timer';
-import {lostRunAfterMs} from './lost-run-sweep';
+import {lostRunAfterMs, stuckRunAfterMs} from './lost-run-sweep';
 import {LOST_RUN_SWEEP_INTERVAL_MS, LostRunTimer} from './lost-run-timer';
 import {busyWorkQueues} from '../queue/queue-stats';
 import {addMinutes, minuteSlot} from '../scheduling/slots';
@@ -176,11 +176,16 @@ export class ProducerObserver implements LifeCycleObserver {
     publisher: TaskPublisher,
   ): LostRunTimer {
     const graceMs = this.config.cronLostRunGraceMs;
+    const lostAfterMs = lostRunAfterMs(retrySettings(this.config), graceMs);
     return new LostRunTimer(
       this.pool!,
       publisher,
       {
-        lostAfterMs: lostRunAfterMs(retrySettings(this.config), graceMs),
+        lostAfterMs,
+        stuckAfterMs: stuckRunAfterMs(
+          lostAfterMs,
+          this.config.dbStatementTimeoutMs,
+        ),
         intervalMs: Math.min(
           LOST_RUN_SWEEP_INTERVAL_MS,
           Math.max(1000, graceMs / 4),

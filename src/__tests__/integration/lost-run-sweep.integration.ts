@@ -8,9 +8,18 @@ import {
   lostRunAfterMs,
   LostRunSweepOptions,
   LostRunSweepResult,
-  STUCK_AFTER_LOST_MS,
+  stuckRunAfterMs,
   sweepLostRuns,
 } from '../../producer/lost-run-sweep';
+import {DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS} from '../../database/pg-pool';
+import {
+  CLOCK_SKEW_ALLOWANCE_MS,
+  longestAttemptMs,
+} from '../../consumer/attempt-bound';
+import {OUTCOME_MARK_RETRY_MS} from '../../consumer/task-consumer';
+import {KILL_GRACE_MS} from '../../consumer/consumer.observer';
+import {OUTPUT_DRAIN_MS} from '../../executors/child-process';
+import {MAX_TASK_TIMEOUT_MS} from '../../queue/consumer-timeout';
 import {LostRunTimer} from '../../producer/lost-run-timer';
 import {busyWorkQueues} from '../../queue/queue-stats';
 import type {OutgoingTask} from '../../queue/task-publisher';
@@ -975,9 +984,14 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
   });
 
   describe('runs left running with no outcome', () => {
-    /** Seconds past the running cut-off: lostAfterMs plus the consumer timeout. */
-    const STUCK_IDLE_SECONDS =
-      (LOST_AFTER_MS + STUCK_AFTER_LOST_MS) / 1000 + 60;
+    /** The running cut-off of these tests: a minute, an attempt's bound, the clock skew. */
+    const STUCK_AFTER_MS = stuckRunAfterMs(
+      LOST_AFTER_MS,
+      DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS,
+    );
+    const STUCK_IDLE_SECONDS = STUCK_AFTER_MS / 1000 + 60;
+    /** The running cut-off of the first version (7bcddc5): lostAfterMs plus 30 min. */
+    const FIRST_CUT_OFF_SECONDS = LOST_AFTER_MS / 1000 + 30 * 60;
 
     it('fails a run left running past any attempt (its consumer gave up recording the outcome), keeps it for re-drive and sends nothing', async () => {
       const {id, schedulerId} = await givenRun({
@@ -1080,6 +1094,147 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
 
       expect((await ledger(id)).status).to.equal('failed');
       expect(await open()).to.have.length(0);
+    });
+
+    it('S1 (review of 7bcddc5): waits longer than any attempt allowed by the configuration, however small the grace', () => {
+      // CRON_LOST_RUN_GRACE_MS at its minimum (1 s), no retries, the
+      // statement timeout at its maximum (1 h).
+      const statementTimeoutMs = 60 * 60 * 1000;
+      const cutOff = stuckRunAfterMs(
+        lostRunAfterMs({...TEST_RETRY, maxRetries: 0}, 1000),
+        statementTimeoutMs,
+      );
+      // The start mark, the 28-min limit, SIGKILL after the kill grace, the
+      // output drain, a minute of outcome-mark retries whose last statement
+      // may run its whole timeout.
+      const longestAttempt =
+        statementTimeoutMs +
+        MAX_TASK_TIMEOUT_MS +
+        KILL_GRACE_MS +
+        OUTPUT_DRAIN_MS +
+        OUTCOME_MARK_RETRY_MS +
+        statementTimeoutMs;
+      expect(longestAttemptMs(statementTimeoutMs)).to.equal(longestAttempt);
+      expect(cutOff).to.be.aboveOrEqual(
+        longestAttempt + CLOCK_SKEW_ALLOWANCE_MS,
+      );
+    });
+
+    it('S2 (review of 7bcddc5): never fails a retry attempt a live consumer is running, its host clock 14 min behind the database 28 min into the task', async () => {
+      // The start mark carries the consumer's clock; the sweep compares it
+      // with the database's. 14 min of skew plus 28 min of running: 42 min.
+      const lagMs = (14 + 28) * 60_000;
+      expect(lagMs / 1000).to.be.above(FIRST_CUT_OFF_SECONDS);
+      const lagging = await givenConsumer({
+        workersDir,
+        tuning: {clock: () => new Date(Date.now() - lagMs)},
+      });
+      consumers.push(lagging);
+      // Attempt 1 ran and failed long ago; its retry is being delivered now.
+      const {id, schedulerId} = await givenRun({
+        status: 'retrying',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: 7200,
+        workerId: 3,
+      });
+      await publishTask(workerBody(schedulerId, 3), {
+        'x-execution-id': id,
+        'x-execution-key': KEY,
+        'x-retry-count': 1,
+      });
+      await eventually(
+        async () => (await ledger(id)).status === 'running' || undefined,
+        10_000,
+        'the retry to start',
+      );
+
+      expect(await sweep()).to.deepEqual(nothing);
+
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        15_000,
+        'the retry to succeed',
+      );
+      expect(await sql(`SELECT * FROM failed_task`)).to.have.length(0);
+    });
+
+    it('S3 (review of 7bcddc5): says so when the task kept for re-drive is the scheduler as edited after the claim', async () => {
+      const {id, schedulerId} = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+      const unedited = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+      // Edited while its run was stuck: another worker, other params.
+      await sql(
+        `UPDATE scheduler SET worker_id = 2, params = '{"day":"friday"}' WHERE id = $1`,
+        [schedulerId],
+      );
+
+      expect(await sweep()).to.deepEqual({...nothing, stuck: 2});
+
+      const [edited] = await sql<{failed_reason: string}>(
+        `SELECT failed_reason FROM failed_task WHERE execution_id = $1`,
+        [id],
+      );
+      expect(edited.failed_reason).to.endWith(
+        '; its scheduler was edited after the run was claimed, so the task kept for re-drive is the scheduler as it is now',
+      );
+      expect((await ledger(id)).last_error).to.equal(edited.failed_reason);
+      const [plain] = await sql<{failed_reason: string}>(
+        `SELECT failed_reason FROM failed_task WHERE execution_id = $1`,
+        [unedited.id],
+      );
+      expect(plain.failed_reason).not.to.match(/edited/);
+    });
+
+    it('S4 (review of 7bcddc5): leaves a run handed back to a consumer whose prefetch holds it behind a long task, which then runs it', async () => {
+      // Run B's first consumer died 35 min into it (its start mark stays);
+      // the broker handed B to a consumer with prefetch 2 busy with task A:
+      // nothing is ready in the queue, B waits unacknowledged.
+      const c = await givenConsumer({workersDir, prefetch: 2});
+      consumers.push(c);
+      const a = await givenRun({
+        status: 'published',
+        idleSeconds: 0,
+        workerId: 3,
+        key: 'cron-2026-11-21-10-01',
+      });
+      await publishTask(workerBody(a.schedulerId, 3), {
+        'x-execution-id': a.id,
+        'x-execution-key': 'cron-2026-11-21-10-01',
+      });
+      await eventually(
+        async () => (await ledger(a.id)).status === 'running' || undefined,
+        10_000,
+        'A to start',
+      );
+      const b = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: FIRST_CUT_OFF_SECONDS + 300,
+        workerId: 3,
+      });
+      await publishTask(workerBody(b.schedulerId, 3), {
+        'x-execution-id': b.id,
+        'x-execution-key': KEY,
+      });
+
+      expect(await sweep()).to.deepEqual(nothing);
+
+      await eventually(
+        async () => (await ledger(b.id)).status === 'succeeded' || undefined,
+        20_000,
+        'B to run once A is done',
+      );
     });
 
     it('counts the failed runs as failed_stuck in task_scheduler_sweeps_total', async () => {
