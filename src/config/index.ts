@@ -460,12 +460,15 @@ function readDatabaseUrl(env: Env): string {
 }
 
 /** The configuration of a report child process: reports only, no secrets it does not use. */
+/** The largest DB_STATEMENT_TIMEOUT_MS any process may have. */
+export const MAX_DB_STATEMENT_TIMEOUT_MS = 60 * 60 * 1000;
+
 function readDbStatementTimeout(env: Env): number {
   return read(
     env,
     'DB_STATEMENT_TIMEOUT_MS',
     60_000,
-    integer(100, 60 * 60 * 1000),
+    integer(100, MAX_DB_STATEMENT_TIMEOUT_MS),
   );
 }
 

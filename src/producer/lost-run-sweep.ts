@@ -4,7 +4,7 @@ import {
   longestAttemptMs,
 } from '../consumer/attempt-bound';
 import {storeFailedTask} from '../database/failed-task-store';
-import {DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS} from '../database/pg-pool';
+import {MAX_DB_STATEMENT_TIMEOUT_MS} from '../config';
 import type {Logger} from '../logging/logger';
 import {taskMessageFor, TaskMessage, TaskSource} from '../queue/task-message';
 import type {TaskPublisher} from '../queue/task-publisher';
@@ -35,16 +35,16 @@ export function lostRunAfterMs(retry: RetrySettings, graceMs: number): number {
  * How long a running run may show no activity before it counts as left
  * without an outcome: `lostAfterMs` (a retry whose running mark was not
  * replaced waits in a delay queue at most that long), then the longest an
- * attempt can run with a live consumer (with the consumers' statement
- * timeout), then the clock skew a consumer host may have. It never shrinks
- * below the attempt's bound, however small the grace.
+ * attempt can run with a live consumer, then the clock skew a consumer host
+ * may have. The attempt's bound takes the largest statement timeout any
+ * consumer may have, not this producer's: the setting is each host's own.
+ * It never shrinks below that bound, however small the grace.
  */
-export function stuckRunAfterMs(
-  lostAfterMs: number,
-  statementTimeoutMs: number,
-): number {
+export function stuckRunAfterMs(lostAfterMs: number): number {
   return (
-    lostAfterMs + longestAttemptMs(statementTimeoutMs) + CLOCK_SKEW_ALLOWANCE_MS
+    lostAfterMs +
+    longestAttemptMs(MAX_DB_STATEMENT_TIMEOUT_MS) +
+    CLOCK_SKEW_ALLOWANCE_MS
   );
 }
 
@@ -77,7 +77,7 @@ export interface LostRunSweepResult extends LostRunCounts {
 export interface LostRunSweepOptions {
   /** No activity for this long (compared with the database's clock) makes a run a candidate. */
   lostAfterMs: number;
-  /** The same for a running run (see stuckRunAfterMs); by default with a 60 s statement timeout. */
+  /** The same for a running run; stuckRunAfterMs(lostAfterMs) unless given (tests). */
   stuckAfterMs?: number;
   /** The work queues' state; null when it cannot be read (nothing is done then). */
   busyQueues: () => Promise<BusyQueues | null>;
@@ -103,6 +103,8 @@ interface LostRun extends TaskSource {
   unsure: boolean;
   /** No stored message, and the scheduler was written after the claim. */
   edited_since_claim: boolean;
+  /** Why its consumer parked it, when it did (its failed mark then was lost). */
+  parked_reason: string | null;
 }
 
 /** The last thing that happened to a run, as the ledger recorded it. */
@@ -135,8 +137,7 @@ const candidates = (stuckAfterMs: string) => `
    AND NOT s.stay_alive`;
 
 const stuckAfterMsOf = (options: LostRunSweepOptions) =>
-  options.stuckAfterMs ??
-  stuckRunAfterMs(options.lostAfterMs, DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS);
+  options.stuckAfterMs ?? stuckRunAfterMs(options.lostAfterMs);
 
 /**
  * Recovers runs whose message the broker lost: a delay queue's dead-letter
@@ -276,6 +277,8 @@ async function claimBatch(
               floor(extract(epoch FROM now() - ${LAST_ACTIVITY}) / 60)::int AS idle_minutes,
               COALESCE(e.executed_at < (${LEDGER_HORIZON}), false) AS unsure,
               (e.payload IS NULL AND s.updated_at > e.executed_at) AS edited_since_claim,
+              (SELECT f.failed_reason FROM failed_task f
+                WHERE f.execution_id = e.id) AS parked_reason,
               (e.trigger = 'schedule' AND e.execution_key LIKE 'cron-%'
                 AND e.attempts = 0 AND e.slot < $3) AS never_fired_late
          ${candidates('$6')}
@@ -300,7 +303,10 @@ async function claimBatch(
     let skipped = 0;
     let stuck = 0;
     for (const run of rows) {
-      if (run.status === 'running') {
+      if (run.status === 'running' && run.parked_reason !== null) {
+        await markParked(client, logger, run, run.parked_reason);
+        stuck++;
+      } else if (run.status === 'running') {
         await fail(client, logger, run, noOutcomeReason(run));
         stuck++;
       } else if (run.unsure) {
@@ -436,6 +442,21 @@ const EDITED_SINCE_CLAIM =
 const unsureReason = (run: LostRun) =>
   `lost or already run: no sign of its message for ${run.idle_minutes} min, and the database crashed, failed over or was restored since the run was claimed (marks may be missing); not sent again, re-drive it if it did not run`;
 
+/** The ledger's failed mark, with the reason as its error. */
+async function markFailed(
+  client: PoolClient,
+  run: LostRun,
+  reason: string,
+): Promise<void> {
+  await client.query(
+    `UPDATE scheduler_execution
+        SET status = 'failed', finished_at = now(), duration_ms = NULL,
+            last_error = $2, status_reason = $2
+      WHERE id = $1`,
+    [run.execution_id, reason],
+  );
+}
+
 /** A run that is not sent again: failed, and kept for re-drive like a task that used its retries. */
 async function fail(
   client: PoolClient,
@@ -447,13 +468,7 @@ async function fail(
     ? givenReason + EDITED_SINCE_CLAIM
     : givenReason;
   const failedAt = new Date();
-  await client.query(
-    `UPDATE scheduler_execution
-        SET status = 'failed', finished_at = now(), duration_ms = NULL,
-            last_error = $2, status_reason = $2
-      WHERE id = $1`,
-    [run.execution_id, reason],
-  );
+  await markFailed(client, run, reason);
   const message = messageOf(run);
   const retryCount = retryCountOf(run);
   await storeFailedTask(client, {
@@ -480,6 +495,25 @@ async function fail(
     failed_at: failedAt.toISOString(),
     failed_reason: reason,
   });
+}
+
+/**
+ * A run left running that its consumer had parked (its last failure, a
+ * crash loop): its outcome is known and kept in failed_task, only the
+ * ledger's failed mark was lost. The run gets that mark, with the parked
+ * reason; nothing is stored or announced twice.
+ */
+async function markParked(
+  client: PoolClient,
+  logger: Logger,
+  run: LostRun,
+  reason: string,
+): Promise<void> {
+  await markFailed(client, run, reason);
+  logger.warn(
+    'Run left running although its consumer parked it; marked failed as parked',
+    {...logFields(run), failed_reason: reason},
+  );
 }
 
 /** A cron run never started whose minute is past the catch-up window: not fired late. */

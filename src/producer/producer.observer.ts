@@ -182,10 +182,7 @@ export class ProducerObserver implements LifeCycleObserver {
       publisher,
       {
         lostAfterMs,
-        stuckAfterMs: stuckRunAfterMs(
-          lostAfterMs,
-          this.config.dbStatementTimeoutMs,
-        ),
+        stuckAfterMs: stuckRunAfterMs(lostAfterMs),
         intervalMs: Math.min(
           LOST_RUN_SWEEP_INTERVAL_MS,
           Math.max(1000, graceMs / 4),

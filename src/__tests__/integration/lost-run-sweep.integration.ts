@@ -11,7 +11,9 @@ import {
   stuckRunAfterMs,
   sweepLostRuns,
 } from '../../producer/lost-run-sweep';
-import {DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS} from '../../database/pg-pool';
+import {MAX_DB_STATEMENT_TIMEOUT_MS} from '../../config';
+import {RunLedger} from '../../consumer/run-ledger';
+import {CRASH_LOOP_REASON} from '../../consumer/crash-loop-guard';
 import {
   CLOCK_SKEW_ALLOWANCE_MS,
   longestAttemptMs,
@@ -51,6 +53,8 @@ const KEY = LOST_RUN_KEY;
 /** What the tests call lost: no activity for a minute (runs are aged two). */
 const LOST_AFTER_MS = 60_000;
 const IDLE_SECONDS = 120;
+/** DB_STATEMENT_TIMEOUT_MS unless set. */
+const DEFAULT_STATEMENT_TIMEOUT_MS = 60_000;
 const NOTHING_BUSY: BusyQueues = {tasks: false, reports: false, http: false};
 const REPLACED =
   'Message replaced by a copy the lost-run sweep sent; acknowledged without running';
@@ -985,10 +989,7 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
 
   describe('runs left running with no outcome', () => {
     /** The running cut-off of these tests: a minute, an attempt's bound, the clock skew. */
-    const STUCK_AFTER_MS = stuckRunAfterMs(
-      LOST_AFTER_MS,
-      DEFAULT_BACKGROUND_STATEMENT_TIMEOUT_MS,
-    );
+    const STUCK_AFTER_MS = stuckRunAfterMs(LOST_AFTER_MS);
     const STUCK_IDLE_SECONDS = STUCK_AFTER_MS / 1000 + 60;
     /** The running cut-off of the first version (7bcddc5): lostAfterMs plus 30 min. */
     const FIRST_CUT_OFF_SECONDS = LOST_AFTER_MS / 1000 + 30 * 60;
@@ -1097,12 +1098,11 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     });
 
     it('S1 (review of 7bcddc5): waits longer than any attempt allowed by the configuration, however small the grace', () => {
-      // CRON_LOST_RUN_GRACE_MS at its minimum (1 s), no retries, the
-      // statement timeout at its maximum (1 h).
-      const statementTimeoutMs = 60 * 60 * 1000;
+      // CRON_LOST_RUN_GRACE_MS at its minimum (1 s), no retries, a consumer
+      // whose statement timeout is at its maximum (1 h).
+      const statementTimeoutMs = MAX_DB_STATEMENT_TIMEOUT_MS;
       const cutOff = stuckRunAfterMs(
         lostRunAfterMs({...TEST_RETRY, maxRetries: 0}, 1000),
-        statementTimeoutMs,
       );
       // The start mark, the 28-min limit, SIGKILL after the kill grace, the
       // output drain, a minute of outcome-mark retries whose last statement
@@ -1235,6 +1235,61 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
         20_000,
         'B to run once A is done',
       );
+    });
+
+    it('T1 (review of 77daa85): never fails a run a consumer with a longer DB_STATEMENT_TIMEOUT_MS than the producer may still be running', async () => {
+      // The producer on defaults; a consumer host with 30-min statements,
+      // 5 min inside its own bound (no clock skew used).
+      const idleMs = longestAttemptMs(30 * 60_000) - 5 * 60_000;
+      expect(idleMs).to.be.above(
+        LOST_AFTER_MS + longestAttemptMs(DEFAULT_STATEMENT_TIMEOUT_MS),
+      );
+      const {id} = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: Math.round(idleMs / 1000),
+      });
+
+      expect(await sweep()).to.deepEqual(nothing);
+
+      // Its outcome mark arrives within the consumer's bound and is kept.
+      await new RunLedger(p.pool).finished(id, 'succeeded', new Date(), 1);
+      expect((await ledger(id)).status).to.equal('succeeded');
+    });
+
+    it('T3 (review of 77daa85): gives a run its consumer parked, but could not mark failed, the parked reason, not "outcome unknown"', async () => {
+      const {id} = await givenRun({
+        status: 'running',
+        attempts: 1,
+        lastRetryCount: 0,
+        idleSeconds: STUCK_IDLE_SECONDS,
+      });
+      await sql(
+        `INSERT INTO failed_task (execution_id, scheduler_id, type, task_id, payload,
+                                  failed_reason, retry_count, failed_at)
+         SELECT id, scheduler_id, 'worker', 1, '{}'::jsonb, $2, 0, now() - interval '4 hours'
+           FROM scheduler_execution WHERE id = $1`,
+        [id, CRASH_LOOP_REASON],
+      );
+
+      expect(await sweep()).to.deepEqual({...nothing, stuck: 1});
+
+      expect(await ledger(id)).to.containDeep({
+        status: 'failed',
+        last_error: CRASH_LOOP_REASON,
+      });
+      expect(await sql(`SELECT * FROM failed_task`)).to.have.length(1);
+      expect(await sql(`SELECT * FROM failure_notice_outbox`)).to.have.length(
+        0,
+      );
+      expect(p.logs.find('PERMANENTLY FAILED TASK')).to.have.length(0);
+      expect(
+        p.logs.find(
+          'Run left running although its consumer parked it; marked failed as parked',
+          {execution_id: id},
+        ),
+      ).to.have.length(1);
     });
 
     it('counts the failed runs as failed_stuck in task_scheduler_sweeps_total', async () => {
