@@ -199,6 +199,41 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
     };
   }
 
+  /**
+   * A run the sweep failed and kept for re-drive, sending nothing: its
+   * failed_task row with its reason, one notice, one PERMANENTLY FAILED
+   * TASK line; the next pass finds nothing. Returns its ledger row.
+   */
+  async function expectFailedAndKept(
+    id: number,
+    expected: {retryCount: number; schedulerId?: number; status?: string},
+  ) {
+    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    const row = await ledger(id);
+    expect(row.status).to.equal('failed');
+    expect(row.finished_at).to.be.instanceOf(Date);
+    const parked = await sql(`SELECT * FROM failed_task`);
+    expect(parked).to.have.length(1);
+    expect(parked[0]).to.containDeep({
+      execution_id: String(id),
+      ...(expected.schedulerId ? {scheduler_id: expected.schedulerId} : {}),
+      type: 'worker',
+      task_id: 1,
+      retry_count: expected.retryCount,
+      failed_reason: row.last_error,
+    });
+    expect(await sql(`SELECT * FROM failure_notice_outbox`)).to.have.length(1);
+    expect(
+      p.logs.find('PERMANENTLY FAILED TASK', {
+        component: 'lost-run-sweep',
+        execution_id: id,
+        ...(expected.status ? {status: expected.status} : {}),
+      }),
+    ).to.have.length(1);
+    expect(await sweep()).to.deepEqual(nothing);
+    return row;
+  }
+
   const workerBody = (schedulerId: number, workerId = 1) => ({
     type: 'worker',
     id: workerId,
@@ -640,30 +675,10 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
 
     expect(await sweep()).to.deepEqual({...nothing, failed: 1});
 
-    expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
-    const row = await ledger(id);
-    expect(row.status).to.equal('failed');
-    expect(row.finished_at).to.be.instanceOf(Date);
+    const row = await expectFailedAndKept(id, {retryCount: 2});
     expect(row.last_error).to.equal(
       'lost: no sign of its message for 2 min after 3 copies sent again; given up',
     );
-    const parked = await sql(`SELECT * FROM failed_task`);
-    expect(parked).to.have.length(1);
-    expect(parked[0]).to.containDeep({
-      execution_id: String(id),
-      type: 'worker',
-      task_id: 1,
-      retry_count: 2,
-      failed_reason: row.last_error,
-    });
-    expect(await sql(`SELECT * FROM failure_notice_outbox`)).to.have.length(1);
-    expect(
-      p.logs.find('PERMANENTLY FAILED TASK', {
-        component: 'lost-run-sweep',
-        execution_id: id,
-      }),
-    ).to.have.length(1);
-    expect(await sweep()).to.deepEqual(nothing);
   });
 
   it('F6: skips a lost cron run never started whose minute left the catch-up window; sends a retry or an operator run however old', async () => {
@@ -1004,35 +1019,15 @@ describe('lost-run sweep: runs whose message the broker lost', function (this: M
 
       expect(await sweep()).to.deepEqual({...nothing, stuck: 1});
 
-      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
-      const row = await ledger(id);
-      expect(row.status).to.equal('failed');
-      expect(row.finished_at).to.be.instanceOf(Date);
+      const row = await expectFailedAndKept(id, {
+        retryCount: 1,
+        schedulerId,
+        status: 'running',
+      });
       expect(row.resent).to.equal(0);
       expect(row.last_error).to.match(
         /^outcome unknown: running for \d+ min with no outcome recorded, .*not sent again, re-drive it if it did not run$/,
       );
-      const parked = await sql(`SELECT * FROM failed_task`);
-      expect(parked).to.have.length(1);
-      expect(parked[0]).to.containDeep({
-        execution_id: String(id),
-        scheduler_id: schedulerId,
-        type: 'worker',
-        task_id: 1,
-        retry_count: 1,
-        failed_reason: row.last_error,
-      });
-      expect(await sql(`SELECT * FROM failure_notice_outbox`)).to.have.length(
-        1,
-      );
-      expect(
-        p.logs.find('PERMANENTLY FAILED TASK', {
-          component: 'lost-run-sweep',
-          execution_id: id,
-          status: 'running',
-        }),
-      ).to.have.length(1);
-      expect(await sweep()).to.deepEqual(nothing);
     });
 
     it('leaves a run running for less than the consumer timeout past the cut-off, and a stay-alive run', async () => {
