@@ -9,6 +9,8 @@ export class PeriodicPass {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = true;
+  /** Each start's chain: a pass of a stopped chain never schedules another. */
+  private chain = 0;
 
   constructor(
     private readonly pass: () => Promise<void>,
@@ -19,7 +21,15 @@ export class PeriodicPass {
   start(firstDelayMs: number): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.schedule(firstDelayMs);
+    const chain = ++this.chain;
+    const begin = () => {
+      if (!this.stopped && chain === this.chain) {
+        this.schedule(firstDelayMs, chain);
+      }
+    };
+    // After the pass a stop did not wait for, when one is still in flight.
+    if (this.running) this.running.then(begin, begin);
+    else begin();
   }
 
   /** Idempotent: no further passes, and the one in flight finishes first. */
@@ -29,11 +39,14 @@ export class PeriodicPass {
     await this.running;
   }
 
-  private schedule(delayMs: number): void {
+  private schedule(delayMs: number, chain: number): void {
     this.timer = setTimeout(() => {
       this.running = this.pass().then(() => {
         this.running = undefined;
-        if (!this.stopped) this.schedule(this.nextDelayMs());
+        // A start after a stop that was not awaited began a new chain.
+        if (!this.stopped && chain === this.chain) {
+          this.schedule(this.nextDelayMs(), chain);
+        }
       });
     }, delayMs);
     this.timer.unref();

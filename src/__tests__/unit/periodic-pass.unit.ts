@@ -80,4 +80,26 @@ describe('PeriodicPass', () => {
     await tick(60);
     expect(passes).to.equal(0);
   });
+
+  it('keeps one chain when started again before a stop it was not waited for has ended', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const periodic = new PeriodicPass(
+      async () => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await tick(20);
+        inFlight--;
+      },
+      () => 1,
+    );
+    periodic.start(0);
+    await tick(5); // a pass is in flight
+    const stopping = periodic.stop();
+    periodic.start(0); // before the pass in flight has ended
+    await tick(150);
+    await stopping;
+    await periodic.stop();
+    expect(most).to.equal(1);
+  });
 });
