@@ -17,8 +17,8 @@ import {
 import {LogCapture} from '../fixtures/log-capture';
 import {
   givenCatalog,
+  sqlAt,
   uniqueDatabaseUrl,
-  withClient,
 } from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
 import {LOST_RUN_KEY, sweepAs} from '../fixtures/lost-runs';
@@ -26,11 +26,6 @@ import {LOST_RUN_KEY, sweepAs} from '../fixtures/lost-runs';
 const run = promisify(execFile);
 const oldUrl = uniqueDatabaseUrl('predump');
 const newUrl = uniqueDatabaseUrl('restored');
-const q = async <T = Record<string, unknown>>(
-  url: string,
-  text: string,
-  values: unknown[] = [],
-) => withClient(url, async c => (await c.query(text, values)).rows as T[]);
 const KEY = LOST_RUN_KEY;
 
 /**
@@ -53,7 +48,8 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
     dumpDir = mkdtempSync(path.join(tmpdir(), 'task-scheduler-dump-'));
     const logger = new LogCapture('error').logger;
     await migrateDatabase(oldUrl, logger);
-    // The database as the previous release left it: without 1796000000000.
+    // The database as the previous release left it: without 1796000000000
+    // and 1796000000001.
     const c = new Client({connectionString: oldUrl});
     await c.connect();
     try {
@@ -63,7 +59,7 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
         dir: MIGRATIONS_DIR,
         ignorePattern: '(?!.*\\.sql$).*',
         direction: 'down',
-        count: 1,
+        count: 2,
         migrationsTable: MIGRATIONS_TABLE,
         singleTransaction: true,
         logger: {debug() {}, info() {}, warn() {}, error() {}},
@@ -80,19 +76,19 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
   });
 
   it('fails, never sends again, a retry open at the dump, restored into a new database', async () => {
-    const [{exists}] = await q<{exists: boolean}>(
+    const [{exists}] = await sqlAt<{exists: boolean}>(
       oldUrl,
       `SELECT to_regclass('ledger_epoch') IS NOT NULL AS exists`,
     );
     expect(exists).to.be.false();
     await givenCatalog(oldUrl);
-    const [scheduler] = await q<{id: number}>(
+    const [scheduler] = await sqlAt<{id: number}>(
       oldUrl,
       `INSERT INTO scheduler (description, schedule, worker_id)
        VALUES ('t', '0 0 1 1 *', 1) RETURNING id`,
     );
     // At the dump: attempt 1 failed 2 minutes ago, its retry is waiting.
-    const [row] = await q<{id: string}>(
+    const [row] = await sqlAt<{id: string}>(
       oldUrl,
       `INSERT INTO scheduler_execution
          (scheduler_id, execution_key, container_id, status, executed_at, published_at,
@@ -117,6 +113,9 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
       new LogCapture('error').logger,
     );
     expect(migrated.applied).to.containEql('1796000000000_lost-run-resend');
+    expect(migrated.applied).to.containEql(
+      '1796000000001_lost-run-confirmed-copies-and-ledger-epoch',
+    );
     await resetBroker();
     p = await givenProducer({}, 'restored', newUrl);
     const result = await sweepAs(p);
@@ -141,7 +140,7 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
     // The dump has no ledger_epoch: --clean leaves the table, and the
     // restored migrations table no longer records its migration.
     expect(
-      await q(
+      await sqlAt(
         oldUrl,
         `SELECT to_regclass('ledger_epoch')::text AS t,
                 (SELECT count(*) FROM pgmigrations
