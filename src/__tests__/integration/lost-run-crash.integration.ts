@@ -13,7 +13,7 @@ import {
   givenWorkersDir,
   publishTask,
 } from '../fixtures/test-consumer';
-import {givenCatalog, truncateAll, withClient} from '../fixtures/test-database';
+import {givenCatalog, sqlAt, truncateAll} from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
 import {
   LOST_RUN_KEY,
@@ -43,10 +43,10 @@ describe('lost-run sweep after a PostgreSQL crash', function (this: Mocha.Suite)
   let p: TestProducer | undefined;
   const runsFile = () => path.join(workersDir, 'runs.out');
   const workerRuns = () => recordedRuns(workersDir);
-  const sql = async <T = Record<string, unknown>>(
+  const sql = <T = Record<string, unknown>>(
     text: string,
     values: unknown[] = [],
-  ) => withClient(url, async c => (await c.query(text, values)).rows as T[]);
+  ) => sqlAt<T>(url, text, values);
 
   before(async () => {
     // A WAL writer that waits 10 s: the last asynchronous commits are

@@ -16,7 +16,7 @@ import {
   givenWorkersDir,
   publishTask,
 } from '../fixtures/test-consumer';
-import {givenCatalog, truncateAll, withClient} from '../fixtures/test-database';
+import {givenCatalog, sqlAt, truncateAll} from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
 import {
   LOST_RUN_KEY,
@@ -58,11 +58,6 @@ describe('lost-run sweep after a failover to a lagging standby', function (this:
   let p: TestProducer | undefined;
   const workerRuns = () => recordedRuns(workersDir);
   const standbyUrl = () => `postgres://postgres@127.0.0.1:${standbyPort}/${DB}`;
-  const on = async <T = Record<string, unknown>>(
-    url: string,
-    text: string,
-    values: unknown[] = [],
-  ) => withClient(url, async c => (await c.query(text, values)).rows as T[]);
 
   before(async () => {
     primary = await PrivatePostgres.start({
@@ -72,7 +67,7 @@ describe('lost-run sweep after a failover to a lagging standby', function (this:
     await migrateDatabase(primary.url(DB), new LogCapture('error').logger);
     await truncateAll(primary.url(DB));
     await givenCatalog(primary.url(DB));
-    await on(
+    await sqlAt(
       primary.url(DB),
       `UPDATE worker SET command = 'records' WHERE id = 1`,
     );
@@ -132,12 +127,12 @@ describe('lost-run sweep after a failover to a lagging standby', function (this:
     await resetBroker();
     // The standby has been up a while before the run.
     await new Promise(resolve => setTimeout(resolve, 2000));
-    const [scheduler] = await on<{id: number}>(
+    const [scheduler] = await sqlAt<{id: number}>(
       primary.url(DB),
       `INSERT INTO scheduler (description, schedule, worker_id)
        VALUES ('t', '0 0 1 1 *', 1) RETURNING id`,
     );
-    const [row] = await on<{id: string}>(
+    const [row] = await sqlAt<{id: string}>(
       primary.url(DB),
       `INSERT INTO scheduler_execution
          (scheduler_id, execution_key, container_id, status, executed_at, published_at)
@@ -148,7 +143,7 @@ describe('lost-run sweep after a failover to a lagging standby', function (this:
     await eventually(
       async () =>
         (
-          await on(
+          await sqlAt(
             standbyUrl(),
             `SELECT 1 FROM scheduler_execution WHERE id = $1`,
             [id],
@@ -158,11 +153,11 @@ describe('lost-run sweep after a failover to a lagging standby', function (this:
       'the published run to reach the standby',
     );
     // Replication lags from here (a network partition, a slow standby).
-    await on(standbyUrl(), `ALTER SYSTEM SET primary_conninfo = ''`);
-    await on(standbyUrl(), `SELECT pg_reload_conf()`);
+    await sqlAt(standbyUrl(), `ALTER SYSTEM SET primary_conninfo = ''`);
+    await sqlAt(standbyUrl(), `SELECT pg_reload_conf()`);
     await eventually(
       async () =>
-        (await on(standbyUrl(), `SELECT 1 FROM pg_stat_wal_receiver`))
+        (await sqlAt(standbyUrl(), `SELECT 1 FROM pg_stat_wal_receiver`))
           .length === 0,
       15_000,
       'the standby to stop receiving',
@@ -193,7 +188,7 @@ describe('lost-run sweep after a failover to a lagging standby', function (this:
     }
     expect(
       (
-        await on(
+        await sqlAt(
           primary.url(DB),
           `SELECT status FROM scheduler_execution WHERE id = $1`,
           [id],
@@ -210,8 +205,8 @@ describe('lost-run sweep after a failover to a lagging standby', function (this:
       '-w',
       'stop',
     ]);
-    await on(standbyUrl(), `SELECT pg_promote(true, 60)`);
-    const [state] = await on(
+    await sqlAt(standbyUrl(), `SELECT pg_promote(true, 60)`);
+    const [state] = await sqlAt(
       standbyUrl(),
       `SELECT e.status, e.published_at, w.stats_reset, pg_is_in_recovery() AS in_recovery
          FROM scheduler_execution e, pg_stat_wal w WHERE e.id = $1`,

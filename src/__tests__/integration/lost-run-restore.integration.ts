@@ -17,10 +17,10 @@ import {migrateDatabase} from '../../database/migration-runner';
 import {LogCapture} from '../fixtures/log-capture';
 import {
   givenCatalog,
+  sqlAt,
   truncateAll,
   uniqueDatabaseUrl,
   untilLastCrashOlderThan,
-  withClient,
 } from '../fixtures/test-database';
 import {givenProducer, TestProducer} from '../fixtures/test-producer';
 import {
@@ -32,10 +32,10 @@ import {
 
 const run = promisify(execFile);
 const url = uniqueDatabaseUrl('restore');
-const sql = async <T = Record<string, unknown>>(
+const sql = <T = Record<string, unknown>>(
   text: string,
   values: unknown[] = [],
-) => withClient(url, async c => (await c.query(text, values)).rows as T[]);
+) => sqlAt<T>(url, text, values);
 const KEY = LOST_RUN_KEY;
 
 /**
