@@ -111,14 +111,20 @@ interface LostRun extends TaskSource {
 const LAST_ACTIVITY = `GREATEST(e.executed_at, e.published_at, e.started_at, e.finished_at, e.resent_at)`;
 
 /**
+ * The scheduler was written after the run was claimed (`updated_at`, kept by
+ * a trigger on every write): a run without a stored message no longer has a
+ * known task.
+ */
+const SCHEDULER_EDITED_SINCE_CLAIM = 's.updated_at > e.executed_at';
+
+/**
  * Where a run's message waits when it is not lost: its task type's queue.
  * A run without a stored message (a cron run before its first attempt) has
- * its scheduler's type, unless the scheduler was written since the claim
- * (`updated_at`, kept by a trigger on every write): then its type is
- * unknown and any busy work queue holds it.
+ * its scheduler's type, unless the scheduler was edited since the claim:
+ * then its type is unknown and any busy work queue holds it.
  */
 const QUEUE_OF = `COALESCE(e.payload->>'type', CASE
-    WHEN s.updated_at > e.executed_at THEN 'unknown'
+    WHEN ${SCHEDULER_EDITED_SINCE_CLAIM} THEN 'unknown'
     WHEN s.report_id IS NOT NULL THEN 'report'
     WHEN s.http_target_id IS NOT NULL THEN 'http' ELSE 'task' END)`;
 
@@ -276,7 +282,7 @@ async function claimBatch(
               s.report_id, s.worker_id, s.reminder_id, s.http_target_id, s.params,
               floor(extract(epoch FROM now() - ${LAST_ACTIVITY}) / 60)::int AS idle_minutes,
               COALESCE(e.executed_at < (${LEDGER_HORIZON}), false) AS unsure,
-              (e.payload IS NULL AND s.updated_at > e.executed_at) AS edited_since_claim,
+              (e.payload IS NULL AND ${SCHEDULER_EDITED_SINCE_CLAIM}) AS edited_since_claim,
               (SELECT f.failed_reason FROM failed_task f
                 WHERE f.execution_id = e.id) AS parked_reason,
               (e.trigger = 'schedule' AND e.execution_key LIKE 'cron-%'
