@@ -224,7 +224,7 @@ export class ConsumerObserver implements LifeCycleObserver {
     });
   }
 
-  /** Why this process consumes nothing right now, or undefined while both queues are subscribed. */
+  /** Why this process consumes nothing right now, or undefined while every queue it takes is subscribed. */
   notConsuming(): string | undefined {
     if (this.tasks.length === 0 || this.tasks.some(tasks => !tasks.consuming))
       return 'not subscribed to cron_scheduler';

@@ -31,7 +31,8 @@ type Status = keyof typeof CLIENT_ERRORS;
  * The client errors an operation can answer, read from what enforces them:
  * the bearer token (401), a role list short of every role (403), path
  * parameters (400 bad id, 404), query parameters (400, and 422 for a filter)
- * and a JSON body (400, 413, 422). There is no rate limit, so no 429.
+ * and a JSON body (400, 413, 422). A 429 comes only from an operation's
+ * own limit (login throttle, queued reports), declared where it is made.
  */
 function statusesOf(
   operation: OperationObject,
