@@ -105,7 +105,7 @@ export class FailedTaskService extends BaseService {
   /**
    * List failed tasks.
    *
-   * FailedTask records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   * FailedTask records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Newest first (the order they were stored) unless the filter gives an order. Roles: admin, operator, viewer.
    *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `find()` instead.
@@ -120,7 +120,7 @@ export class FailedTaskService extends BaseService {
   /**
    * List failed tasks.
    *
-   * FailedTask records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Roles: admin, operator, viewer.
+   * FailedTask records matching the LoopBack `filter` (where, fields, order, limit, skip); limit defaults to 100, at most 1000. An unknown field or operator, or an operand the field cannot take, is a 422. Newest first (the order they were stored) unless the filter gives an order. Roles: admin, operator, viewer.
    *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `find$Response()` instead.

@@ -71,6 +71,12 @@ export const RESOURCES: CrudResource[] = [
     path: '/failed-tasks',
     access: {read: EVERYONE},
     searchColumn: 'search_text',
+    // An operator looks for the latest failures: beyond the page limit the
+    // oldest would otherwise hide them.
+    defaultOrder: ['id DESC'],
+    notes: {
+      find: 'Newest first (the order they were stored) unless the filter gives an order.',
+    },
   }),
   defineResource({
     model: SchedulerExecution,

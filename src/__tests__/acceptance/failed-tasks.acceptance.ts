@@ -73,6 +73,28 @@ describe('failed tasks and run history API', () => {
       .expect(404);
   });
 
+  it('lists failed tasks newest first unless the filter gives an order (review of the runbook: the oldest 100 came first)', async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await givenFailedTask());
+    const viewer = asUser(given.client, team.viewer);
+    const newest = await viewer.get('/api/failed-tasks').expect(200);
+    expect(newest.body.map((task: {id: number}) => task.id)).to.deepEqual(
+      [...ids].reverse(),
+    );
+    const paged = await viewer
+      .get('/api/failed-tasks')
+      .query({filter: JSON.stringify({limit: 1, skip: 1})})
+      .expect(200);
+    expect(paged.body.map((task: {id: number}) => task.id)).to.deepEqual([
+      ids[1],
+    ]);
+    const oldest = await viewer
+      .get('/api/failed-tasks')
+      .query({filter: JSON.stringify({order: ['id ASC']})})
+      .expect(200);
+    expect(oldest.body.map((task: {id: number}) => task.id)).to.deepEqual(ids);
+  });
+
   it('re-drives with a JSON null body as with none (was a 500, found by the API fuzzer)', async () => {
     const id = await givenFailedTask();
     await asUser(given.client, team.operator)
