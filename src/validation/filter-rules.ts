@@ -285,5 +285,20 @@ export function boundedFilter<T extends object>(
   }
   if (errors.length > 0) throw validationError(errors, 'The filter');
   const limit = Math.min(given.limit ?? DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
-  return {...given, limit};
+  return given.order === undefined
+    ? {...given, limit}
+    : {...given, order: checkedOrder(given.order), limit};
+}
+
+/**
+ * The order clauses as orderErrors read them (trimmed, one space before the
+ * direction): juggler splits a clause on every space, so " id DESC" would
+ * pass the check and then fail there with a 400. One clause sent as a
+ * string (a query string's form, whatever the type says) stays a string.
+ */
+function checkedOrder(order: unknown): string[] {
+  const tidy = (clause: string) => clause.trim().split(/\s+/).join(' ');
+  return (
+    Array.isArray(order) ? order.map(tidy) : tidy(order as string)
+  ) as string[];
 }

@@ -83,14 +83,15 @@ describe('failed tasks and run history API', () => {
     );
     const paged = await viewer
       .get('/api/failed-tasks')
-      .query({filter: JSON.stringify({limit: 1, skip: 1})})
+      .query({filter: JSON.stringify({limit: 2})})
       .expect(200);
     expect(paged.body.map((task: {id: number}) => task.id)).to.deepEqual([
+      ids[2],
       ids[1],
     ]);
     const oldest = await viewer
       .get('/api/failed-tasks')
-      .query({filter: JSON.stringify({order: ['id ASC']})})
+      .query({filter: JSON.stringify({order: [' id  ASC ']})})
       .expect(200);
     expect(oldest.body.map((task: {id: number}) => task.id)).to.deepEqual(ids);
   });

@@ -43,6 +43,18 @@ describe('boundedFilter', () => {
     });
   });
 
+  it('passes order clauses on as it checked them: trimmed, one space before the direction (review: " id DESC" passed the check, then juggler answered 400)', () => {
+    // A query string's order arrives as one string, not the typed list.
+    const asSent = ' id DESC' as unknown as string[];
+    expect(boundedFilter({order: asSent}, PROPERTIES).order).to.equal(
+      'id DESC',
+    );
+    expect(
+      boundedFilter({order: ['id \t  desc ', '\ndescription']}, PROPERTIES)
+        .order,
+    ).to.deepEqual(['id desc', 'description']);
+  });
+
   it('rejects unknown where fields at any depth instead of ignoring them', () => {
     expect(
       detailsOf({where: {nope: 1, or: [{status: true}, {alsoNope: 2}]}}).map(
