@@ -1,6 +1,8 @@
 import type {AnyObject} from '@loopback/repository';
 import {HttpErrors} from '@loopback/rest';
+import type {AppConfig} from '../config';
 import type {CrudHooks, HookContext} from '../crud/crud-resource';
+import {AppBindings} from '../keys';
 import type {ErrorDetail} from '../middleware/error-mapping';
 import type {Calendar, Scheduler} from '../models';
 import {
@@ -71,9 +73,16 @@ async function assertValid(
   ctx: HookContext,
   armedDateTime: unknown,
 ): Promise<void> {
+  const {cronCatchUpMinutes} = await ctx.context.get<AppConfig>(
+    AppBindings.CONFIG,
+  );
   const errors = [
     ...schedulerRuleErrors(record),
-    ...pastDateTimeErrors(armedDateTime as string | null, new Date()),
+    ...pastDateTimeErrors(
+      armedDateTime as string | null,
+      new Date(),
+      cronCatchUpMinutes,
+    ),
   ];
   if (errors.length === 0) {
     errors.push(...(await missingTasks(record, ctx)));

@@ -1,7 +1,7 @@
 import {workerParamKeyProblems} from '../executors/worker-params';
 import type {ErrorDetail} from '../middleware/error-mapping';
 import {compileCron, InvalidCronError} from '../scheduling/compiled-cron';
-import {minuteSlot} from '../scheduling/slots';
+import {addMinutes, minuteSlot} from '../scheduling/slots';
 import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError} from './validation-error';
 
@@ -189,22 +189,31 @@ export function timingRuleErrors(record: SchedulerShape): ErrorDetail[] {
 /**
  * A one-time scheduler must lie ahead: a date_time before the start of the
  * current minute (at `now`) would never fire. One within the current minute
- * is accepted and fires at the next tick at the latest.
+ * fires at the next tick, a minute late, so only while the producers may
+ * fire a past minute (`catchUpMinutes` above 0); with none, the next tick
+ * would call it missed and switch it off, so it must wait for the next minute.
  */
 export function pastDateTimeErrors(
   dateTime: Date | string | null | undefined,
   now: Date,
+  catchUpMinutes: number,
 ): ErrorDetail[] {
   if (dateTime === undefined || dateTime === null) return [];
   const instant = new Date(dateTime);
   if (!Number.isFinite(instant.getTime())) return [];
-  const earliest = minuteSlot(now);
+  const currentMinute = minuteSlot(now);
+  const earliest =
+    catchUpMinutes > 0 ? currentMinute : addMinutes(currentMinute, 1);
   if (instant.getTime() >= earliest.getTime()) return [];
+  const which =
+    catchUpMinutes > 0
+      ? 'the start of the current minute'
+      : 'the start of the next minute: with CRON_CATCHUP_MINUTES=0 no tick fires a minute that has begun';
   return [
     fieldError(
       'date_time',
       'past',
-      `date_time ${instant.toISOString()} is in the past; a one-time scheduler needs a moment at or after ${earliest.toISOString()} (the start of the current minute)`,
+      `date_time ${instant.toISOString()} is in the past; a one-time scheduler needs a moment at or after ${earliest.toISOString()} (${which})`,
     ),
   ];
 }

@@ -50,6 +50,33 @@ describe('Scheduler API: timing rules', () => {
       await oneTime(inMinutes(5)).expect(201);
     });
 
+    it('with CRON_CATCHUP_MINUTES=0 refuses the current minute, which no tick would fire (review: accepted, then switched off as missed)', async () => {
+      const strict = await givenRunningApp({cronCatchUpMinutes: 0});
+      try {
+        const operator = asUser(
+          strict.client,
+          (await givenTeam(strict.app)).operator,
+        );
+        const send = (dateTime: string) =>
+          operator
+            .post('/api/schedulers')
+            .send(
+              givenSchedulerBody({schedule: undefined, date_time: dateTime}),
+            );
+        const nextMinute = new Date(Math.ceil(Date.now() / 60_000) * 60_000);
+        const res = await send(
+          new Date(nextMinute.getTime() - 60_000).toISOString(),
+        ).expect(422);
+        expect((res.body as ErrorBody).error.details[0]).to.containDeep({
+          path: '/date_time',
+          code: 'past',
+        });
+        await send(inMinutes(2)).expect(201);
+      } finally {
+        await strict.app.stop();
+      }
+    });
+
     it('refuses a past date_time on PATCH and when resuming a one-time scheduler whose moment has passed', async () => {
       const created = (await oneTime(inMinutes(5)).expect(201)).body;
       await api

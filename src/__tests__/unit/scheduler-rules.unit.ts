@@ -1,5 +1,6 @@
 import {expect} from '@loopback/testlab';
 import {
+  pastDateTimeErrors,
   schedulerRuleErrors,
   SchedulerShape,
 } from '../../validation/scheduler-rules';
@@ -87,5 +88,27 @@ describe('scheduler rules', () => {
     const errors = schedulerRuleErrors({schedule: '* * * *', report_id: 1});
     expect(errors).to.have.length(1);
     expect(errors[0]).to.containDeep({path: '/schedule', code: 'cron'});
+  });
+});
+
+describe('pastDateTimeErrors', () => {
+  const now = new Date('2026-11-27T10:05:20.000Z');
+
+  it('accepts a moment later in the current minute while a catch-up window exists', () => {
+    expect(pastDateTimeErrors('2026-11-27T10:05:40.000Z', now, 5)).to.deepEqual(
+      [],
+    );
+    expect(
+      pastDateTimeErrors('2026-11-27T10:04:59.999Z', now, 5)[0],
+    ).to.containDeep({path: '/date_time', code: 'past'});
+  });
+
+  it('refuses the current minute with CRON_CATCHUP_MINUTES=0, which no tick would fire (review: it was accepted, then switched off as missed)', () => {
+    const [detail] = pastDateTimeErrors('2026-11-27T10:05:40.000Z', now, 0);
+    expect(detail).to.containDeep({path: '/date_time', code: 'past'});
+    expect(detail.message).to.match(/2026-11-27T10:06:00\.000Z/);
+    expect(pastDateTimeErrors('2026-11-27T10:06:00.000Z', now, 0)).to.deepEqual(
+      [],
+    );
   });
 });
