@@ -284,15 +284,21 @@ export class SchedulerBackfillController {
       );
     }
     if (errors.length > 0) throw validationError(errors);
-    const days =
-      Math.ceil((to.getTime() - from.getTime()) / (1440 * MINUTE_MS)) + 1;
+    // The producer's window rule: no slot before starts_at nor after ends_at
+    // (a slot exactly at either fires). The range is cut to it before the
+    // slots are listed, so the slot cap counts only slots that can run.
+    // Activation is not applied: backfill is for minutes a scheduler missed.
+    const first = Math.max(from.getTime(), instantOf(scheduler.starts_at));
+    const last = Math.min(to.getTime(), instantOf(scheduler.ends_at, Infinity));
+    if (first > last) return [];
+    const days = Math.ceil((last - first) / (1440 * MINUTE_MS)) + 1;
     const slots = upcomingRuns(
       compileCron(scheduler.schedule!),
       scheduler.timezone ?? this.config.cronTimeZone,
-      new Date(from.getTime() - MINUTE_MS),
+      new Date(first - MINUTE_MS),
       MAX_BACKFILL_SLOTS + 1,
       days,
-    ).filter(slot => slot.getTime() <= to.getTime());
+    ).filter(slot => slot.getTime() <= last);
     if (slots.length > MAX_BACKFILL_SLOTS) {
       throw validationError([
         fieldError(
@@ -304,4 +310,12 @@ export class SchedulerBackfillController {
     }
     return slots;
   }
+}
+
+/** A stored timestamp in ms, or `absent` when there is none. */
+function instantOf(
+  value: Date | string | null | undefined,
+  absent = -Infinity,
+): number {
+  return value ? new Date(value).getTime() : absent;
 }

@@ -123,6 +123,39 @@ describe('backfill (issue 15, item 5)', () => {
     });
   });
 
+  it("takes only the slots inside the scheduler's active window, as the producer would (review: it ran slots outside it)", async () => {
+    const id = await hourly();
+    await sql(
+      `UPDATE scheduler SET starts_at = '2026-11-23T07:00:00Z', ends_at = '2026-11-23T09:00:00Z' WHERE id = $1`,
+      [id],
+    );
+    const {body: plan} = await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .send({
+        from: '2026-11-23T05:00:00Z',
+        to: '2026-11-23T11:00:00Z',
+        dry_run: true,
+      })
+      .expect(200);
+    // starts_at's slot fires, and so does a slot exactly at ends_at.
+    expect(plan.slots).to.deepEqual([
+      '2026-11-23T07:00:00.000Z',
+      '2026-11-23T08:00:00.000Z',
+      '2026-11-23T09:00:00.000Z',
+    ]);
+    // The slot cap counts only slots inside the window: a range reaching
+    // months before starts_at still lists the window's slots.
+    const {body: wide} = await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .send({
+        from: '2026-06-01T00:00:00Z',
+        to: '2026-11-23T11:00:00Z',
+        dry_run: true,
+      })
+      .expect(200);
+    expect(wide.count).to.equal(3);
+  });
+
   it('refuses one-time schedulers, reversed or future ranges, too many slots, viewers and unknown ids', async () => {
     const id = await hourly();
     const once = (
