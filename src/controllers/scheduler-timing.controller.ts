@@ -264,7 +264,14 @@ export class SchedulerTimingController {
       const skip = calendarVerdict(calendars, calendar =>
         calendarMatches(calendar, minuteSlot(at)),
       );
-      const ahead = at > now;
+      // As the producer fires it: at the tick of its minute (or the next
+      // one, within the catch-up window), so the current minute is still
+      // ahead; and only inside the active window.
+      const slot = minuteSlot(at).getTime();
+      const ahead =
+        slot >= minuteSlot(now).getTime() &&
+        (startsAt === null || slot >= startsAt.getTime()) &&
+        (endsAt === null || slot <= endsAt.getTime());
       return {
         timezone,
         active: true,

@@ -113,6 +113,34 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
     expect(continuous.runs).to.deepEqual([]);
   });
 
+  it("lists a one-time run as the producer will fire it: its minute's tick still to come, inside the active window (review: neither was applied)", async () => {
+    const once = await created({
+      schedule: undefined,
+      date_time: '2026-12-01T07:30:00Z',
+    });
+    const runsOf = async () =>
+      (await viewer.get(`/api/schedulers/${once}/next-runs`).expect(200)).body
+        .runs;
+    // Its minute is the current one: the tick at 10:00 fires it.
+    await sql(`UPDATE scheduler SET date_time = $2 WHERE id = $1`, [
+      once,
+      NOW.toISOString(),
+    ]);
+    expect(await runsOf()).to.deepEqual([NOW.toISOString()]);
+    // After ends_at the producer never fires it.
+    await sql(
+      `UPDATE scheduler SET date_time = '2026-12-01T07:30:00Z', ends_at = '2026-12-01T07:00:00Z' WHERE id = $1`,
+      [once],
+    );
+    expect(await runsOf()).to.deepEqual([]);
+    // Before starts_at neither.
+    await sql(
+      `UPDATE scheduler SET ends_at = NULL, starts_at = '2026-12-01T08:00:00Z' WHERE id = $1`,
+      [once],
+    );
+    expect(await runsOf()).to.deepEqual([]);
+  });
+
   it('refuses a count out of range, an unknown id and a missing token', async () => {
     const id = await created({});
     for (const count of ['0', '101', 'ten', '1.5']) {
