@@ -126,7 +126,7 @@ export class SchedulerService extends BaseService {
   /**
    * Backfill the slots of a time range.
    *
-   * The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most 1000, and not in the future). Slots the scheduler's calendars skip are never run: the dry run lists them under skipped (with the calendar); a real backfill ledgers them as skipped with the reason and counts them in skipped. With dry_run: 200 {slots, count, skipped}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.
+   * The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone and inside its active window; at most 1000, and not in the future). Slots the scheduler's calendars skip are never run: the dry run lists them under skipped (with the calendar); a real backfill ledgers them as skipped with the reason and counts them in skipped. With dry_run: 200 {slots, count, skipped}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.
    *
    * This method provides access to the full `HttpResponse`, allowing access to response headers.
    * To access only the response body, use `backfill()` instead.
@@ -141,7 +141,7 @@ export class SchedulerService extends BaseService {
   /**
    * Backfill the slots of a time range.
    *
-   * The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most 1000, and not in the future). Slots the scheduler's calendars skip are never run: the dry run lists them under skipped (with the calendar); a real backfill ledgers them as skipped with the reason and counts them in skipped. With dry_run: 200 {slots, count, skipped}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.
+   * The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone and inside its active window; at most 1000, and not in the future). Slots the scheduler's calendars skip are never run: the dry run lists them under skipped (with the calendar); a real backfill ledgers them as skipped with the reason and counts them in skipped. With dry_run: 200 {slots, count, skipped}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.
    *
    * This method provides access only to the response body.
    * To access the full response (for headers, for example), `backfill$Response()` instead.

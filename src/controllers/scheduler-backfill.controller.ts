@@ -69,7 +69,7 @@ export class SchedulerBackfillController {
 
   @post('/schedulers/{id}/backfill', {
     summary: 'Backfill the slots of a time range',
-    description: `The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone; at most ${MAX_BACKFILL_SLOTS}, and not in the future). Slots the scheduler's calendars skip are never run: the dry run lists them under skipped (with the calendar); a real backfill ledgers them as skipped with the reason and counts them in skipped. With dry_run: 200 {slots, count, skipped}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.`,
+    description: `The slots of [from, to] at which a recurring scheduler fires (the producer's rule, in its zone and inside its active window; at most ${MAX_BACKFILL_SLOTS}, and not in the future). Slots the scheduler's calendars skip are never run: the dry run lists them under skipped (with the calendar); a real backfill ledgers them as skipped with the reason and counts them in skipped. With dry_run: 200 {slots, count, skipped}. Otherwise each slot is claimed with the scheduled run's own key cron-<y>-<m>-<d>-<h>-<min> and trigger backfill (a slot that already ran is not run again), published, and audited: 202 {claimed, already_claimed}. Roles: admin, operator.`,
     responses: {
       '200': {
         description: 'Dry run: the slots that would be claimed',
@@ -193,6 +193,12 @@ export class SchedulerBackfillController {
         }),
       };
     }
+    if (slots.length === 0) {
+      // Nothing of the range can run (its window lies elsewhere): no claim,
+      // no broker, no audit event of a backfill that did nothing.
+      this.response.status(202);
+      return {claimed: 0, already_claimed: 0, published: 0, skipped: 0};
+    }
     const publisher = await this.broker.taskPublisher();
     const message = taskMessageFor({
       scheduler_id: id,
@@ -292,13 +298,15 @@ export class SchedulerBackfillController {
     const last = Math.min(to.getTime(), instantOf(scheduler.ends_at, Infinity));
     if (first > last) return [];
     const days = Math.ceil((last - first) / (1440 * MINUTE_MS)) + 1;
+    // The listing starts at the minute holding `first`: a starts_at or from
+    // inside a minute leaves that minute's slot out, as the producer does.
     const slots = upcomingRuns(
       compileCron(scheduler.schedule!),
       scheduler.timezone ?? this.config.cronTimeZone,
       new Date(first - MINUTE_MS),
       MAX_BACKFILL_SLOTS + 1,
       days,
-    ).filter(slot => slot.getTime() <= last);
+    ).filter(slot => slot.getTime() >= first && slot.getTime() <= last);
     if (slots.length > MAX_BACKFILL_SLOTS) {
       throw validationError([
         fieldError(

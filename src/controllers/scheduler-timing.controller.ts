@@ -20,7 +20,10 @@ import {
 import {plannedFires} from '../scheduling/planned-fires';
 import {minuteSlot} from '../scheduling/slots';
 import {fieldError, validationError} from '../validation/validation-error';
-import {timingRuleErrors} from '../validation/scheduler-rules';
+import {
+  pastDateTimeErrors,
+  timingRuleErrors,
+} from '../validation/scheduler-rules';
 
 export const MAX_RUNS_LISTED = 100;
 const DEFAULT_RUNS_LISTED = 10;
@@ -264,12 +267,13 @@ export class SchedulerTimingController {
       const skip = calendarVerdict(calendars, calendar =>
         calendarMatches(calendar, minuteSlot(at)),
       );
-      // As the producer fires it: at the tick of its minute (or the next
-      // one, within the catch-up window), so the current minute is still
-      // ahead; and only inside the active window.
+      // As the producer fires it: at the tick of its minute, or the next
+      // one within the catch-up window (the rule that accepts a date_time);
+      // and only inside the active window.
       const slot = minuteSlot(at).getTime();
       const ahead =
-        slot >= minuteSlot(now).getTime() &&
+        pastDateTimeErrors(at, now, this.config.cronCatchUpMinutes).length ===
+          0 &&
         (startsAt === null || slot >= startsAt.getTime()) &&
         (endsAt === null || slot <= endsAt.getTime());
       return {

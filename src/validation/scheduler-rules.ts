@@ -187,11 +187,19 @@ export function timingRuleErrors(record: SchedulerShape): ErrorDetail[] {
 }
 
 /**
+ * How close to a boundary a write may come and still be read by that
+ * minute's tick: the producer's LATE_ACTIVATION_MS, for a commit that lands
+ * after the tick read its candidates, or clocks a little apart.
+ */
+const BOUNDARY_MARGIN_MS = 5000;
+
+/**
  * A one-time scheduler must lie ahead: a date_time before the start of the
  * current minute (at `now`) would never fire. One within the current minute
  * fires at the next tick, a minute late, so only while the producers may
  * fire a past minute (`catchUpMinutes` above 0); with none, the next tick
- * would call it missed and switch it off, so it must wait for the next minute.
+ * would call it missed and switch it off, so it must wait for a minute whose
+ * tick is at least BOUNDARY_MARGIN_MS away.
  */
 export function pastDateTimeErrors(
   dateTime: Date | string | null | undefined,
@@ -203,12 +211,14 @@ export function pastDateTimeErrors(
   if (!Number.isFinite(instant.getTime())) return [];
   const currentMinute = minuteSlot(now);
   const earliest =
-    catchUpMinutes > 0 ? currentMinute : addMinutes(currentMinute, 1);
+    catchUpMinutes > 0
+      ? currentMinute
+      : addMinutes(minuteSlot(new Date(now.getTime() + BOUNDARY_MARGIN_MS)), 1);
   if (instant.getTime() >= earliest.getTime()) return [];
   const which =
     catchUpMinutes > 0
       ? 'the start of the current minute'
-      : 'the start of the next minute: with CRON_CATCHUP_MINUTES=0 no tick fires a minute that has begun';
+      : 'the start of a minute whose tick is still to come: with CRON_CATCHUP_MINUTES=0 no tick fires a minute that has begun';
   return [
     fieldError(
       'date_time',

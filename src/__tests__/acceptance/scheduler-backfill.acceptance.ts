@@ -154,6 +154,38 @@ describe('backfill (issue 15, item 5)', () => {
       })
       .expect(200);
     expect(wide.count).to.equal(3);
+    // A starts_at inside a minute leaves that minute's slot out (review).
+    await sql(
+      `UPDATE scheduler SET starts_at = '2026-11-23T07:00:30Z' WHERE id = $1`,
+      [id],
+    );
+    const {body: late} = await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .send({
+        from: '2026-11-23T05:00:00Z',
+        to: '2026-11-23T11:00:00Z',
+        dry_run: true,
+      })
+      .expect(200);
+    expect(late.slots).to.deepEqual([
+      '2026-11-23T08:00:00.000Z',
+      '2026-11-23T09:00:00.000Z',
+    ]);
+    // A range wholly outside the window claims nothing and audits nothing.
+    const {body: none} = await operator
+      .post(`/api/schedulers/${id}/backfill`)
+      .send({from: '2026-11-23T10:00:00Z', to: '2026-11-23T11:00:00Z'})
+      .expect(202);
+    expect(none).to.deepEqual({
+      claimed: 0,
+      already_claimed: 0,
+      published: 0,
+      skipped: 0,
+    });
+    expect(
+      await sql(`SELECT id FROM audit_event WHERE action = 'backfill'`),
+    ).to.deepEqual([]);
+    expect(await sql(`SELECT id FROM scheduler_execution`)).to.deepEqual([]);
   });
 
   it('refuses one-time schedulers, reversed or future ranges, too many slots, viewers and unknown ids', async () => {

@@ -111,4 +111,14 @@ describe('pastDateTimeErrors', () => {
       [],
     );
   });
+
+  it('with CRON_CATCHUP_MINUTES=0 and the boundary under 5 s away, waits for the minute after it (review: a commit after the tick read its candidates was switched off as missed)', () => {
+    const late = new Date('2026-11-27T10:05:57.000Z');
+    expect(
+      pastDateTimeErrors('2026-11-27T10:06:00.000Z', late, 0)[0],
+    ).to.containDeep({path: '/date_time', code: 'past'});
+    expect(
+      pastDateTimeErrors('2026-11-27T10:07:00.000Z', late, 0),
+    ).to.deepEqual([]);
+  });
 });
