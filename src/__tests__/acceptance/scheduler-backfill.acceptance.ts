@@ -129,14 +129,14 @@ describe('backfill (issue 15, item 5)', () => {
       `UPDATE scheduler SET starts_at = '2026-11-23T07:00:00Z', ends_at = '2026-11-23T09:00:00Z' WHERE id = $1`,
       [id],
     );
-    const {body: plan} = await operator
-      .post(`/api/schedulers/${id}/backfill`)
-      .send({
-        from: '2026-11-23T05:00:00Z',
-        to: '2026-11-23T11:00:00Z',
-        dry_run: true,
-      })
-      .expect(200);
+    const dryRun = async (from: string, to = '2026-11-23T11:00:00Z') =>
+      (
+        await operator
+          .post(`/api/schedulers/${id}/backfill`)
+          .send({from, to, dry_run: true})
+          .expect(200)
+      ).body;
+    const plan = await dryRun('2026-11-23T05:00:00Z');
     // starts_at's slot fires, and so does a slot exactly at ends_at.
     expect(plan.slots).to.deepEqual([
       '2026-11-23T07:00:00.000Z',
@@ -145,29 +145,13 @@ describe('backfill (issue 15, item 5)', () => {
     ]);
     // The slot cap counts only slots inside the window: a range reaching
     // months before starts_at still lists the window's slots.
-    const {body: wide} = await operator
-      .post(`/api/schedulers/${id}/backfill`)
-      .send({
-        from: '2026-06-01T00:00:00Z',
-        to: '2026-11-23T11:00:00Z',
-        dry_run: true,
-      })
-      .expect(200);
-    expect(wide.count).to.equal(3);
+    expect((await dryRun('2026-06-01T00:00:00Z')).count).to.equal(3);
     // A starts_at inside a minute leaves that minute's slot out (review).
     await sql(
       `UPDATE scheduler SET starts_at = '2026-11-23T07:00:30Z' WHERE id = $1`,
       [id],
     );
-    const {body: late} = await operator
-      .post(`/api/schedulers/${id}/backfill`)
-      .send({
-        from: '2026-11-23T05:00:00Z',
-        to: '2026-11-23T11:00:00Z',
-        dry_run: true,
-      })
-      .expect(200);
-    expect(late.slots).to.deepEqual([
+    expect((await dryRun('2026-11-23T05:00:00Z')).slots).to.deepEqual([
       '2026-11-23T08:00:00.000Z',
       '2026-11-23T09:00:00.000Z',
     ]);
