@@ -28,7 +28,7 @@ import {taskMessageFor} from '../queue/task-message';
 import {calendarMatches, calendarVerdict} from '../scheduling/calendar-match';
 import {compileCron} from '../scheduling/compiled-cron';
 import {executionKey} from '../scheduling/execution-key';
-import {MINUTE_MS} from '../scheduling/slots';
+import {instantOrNull, MINUTE_MS} from '../scheduling/slots';
 import {upcomingRuns} from '../scheduling/upcoming-runs';
 import {fieldError, validationError} from '../validation/validation-error';
 import {changeReason} from './scheduler-run.controller';
@@ -294,8 +294,14 @@ export class SchedulerBackfillController {
     // (a slot exactly at either fires). The range is cut to it before the
     // slots are listed, so the slot cap counts only slots that can run.
     // Activation is not applied: backfill is for minutes a scheduler missed.
-    const first = Math.max(from.getTime(), instantOf(scheduler.starts_at));
-    const last = Math.min(to.getTime(), instantOf(scheduler.ends_at, Infinity));
+    const first = Math.max(
+      from.getTime(),
+      instantOrNull(scheduler.starts_at)?.getTime() ?? -Infinity,
+    );
+    const last = Math.min(
+      to.getTime(),
+      instantOrNull(scheduler.ends_at)?.getTime() ?? Infinity,
+    );
     if (first > last) return [];
     const days = Math.ceil((last - first) / (1440 * MINUTE_MS)) + 1;
     // The listing starts at the minute holding `first`: a starts_at or from
@@ -318,12 +324,4 @@ export class SchedulerBackfillController {
     }
     return slots;
   }
-}
-
-/** A stored timestamp in ms, or `absent` when there is none. */
-function instantOf(
-  value: Date | string | null | undefined,
-  absent = -Infinity,
-): number {
-  return value ? new Date(value).getTime() : absent;
 }

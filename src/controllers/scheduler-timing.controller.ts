@@ -18,7 +18,7 @@ import {
   CompiledCalendar,
 } from '../scheduling/calendar-match';
 import {plannedFires} from '../scheduling/planned-fires';
-import {minuteSlot} from '../scheduling/slots';
+import {instantOrNull, minuteSlot} from '../scheduling/slots';
 import {fieldError, validationError} from '../validation/validation-error';
 import {
   pastDateTimeErrors,
@@ -53,9 +53,6 @@ interface Timing {
   starts_at?: Date | string | null;
   ends_at?: Date | string | null;
 }
-
-const instantOrNull = (value: Date | string | null | undefined) =>
-  value === undefined || value === null ? null : new Date(value);
 
 const RUNS_SCHEMA = {
   type: 'object',

@@ -1,5 +1,11 @@
 export const MINUTE_MS = 60_000;
 
+/** A stored or sent timestamp as a Date, or null when there is none. */
+export const instantOrNull = (
+  value: Date | string | null | undefined,
+): Date | null =>
+  value === undefined || value === null ? null : new Date(value);
+
 /** The start of the minute `instant` falls in. */
 export function minuteSlot(instant: Date): Date {
   return new Date(Math.floor(instant.getTime() / MINUTE_MS) * MINUTE_MS);

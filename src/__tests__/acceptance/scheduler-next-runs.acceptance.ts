@@ -141,6 +141,36 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
     expect(await runsOf()).to.deepEqual([]);
   });
 
+  it('with CRON_CATCHUP_MINUTES=0 leaves out a one-time run in the current minute, which only a late tick would fire', async () => {
+    const strict = await givenRunningApp({cronCatchUpMinutes: 0}, app =>
+      app.bind(ProducerBindings.CLOCK).to(() => NOW),
+    );
+    try {
+      const once = await created({
+        schedule: undefined,
+        date_time: '2026-12-01T07:30:00Z',
+      });
+      const runsAt = async (dateTime: string) => {
+        await sql(`UPDATE scheduler SET date_time = $2 WHERE id = $1`, [
+          once,
+          dateTime,
+        ]);
+        const strictViewer = asUser(strict.client, team.viewer);
+        return (
+          await strictViewer
+            .get(`/api/schedulers/${once}/next-runs`)
+            .expect(200)
+        ).body.runs;
+      };
+      expect(await runsAt('2026-11-23T10:00:30Z')).to.deepEqual([]);
+      expect(await runsAt('2026-11-23T10:01:00Z')).to.deepEqual([
+        '2026-11-23T10:01:00.000Z',
+      ]);
+    } finally {
+      await strict.app.stop();
+    }
+  });
+
   it('refuses a count out of range, an unknown id and a missing token', async () => {
     const id = await created({});
     for (const count of ['0', '101', 'ten', '1.5']) {

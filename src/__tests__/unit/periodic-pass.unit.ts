@@ -3,27 +3,29 @@ import {PeriodicPass} from '../../producer/periodic-pass';
 
 const tick = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
+/** A pass that takes `ms`, counting passes and the most ever in flight at once. */
+function countedPass(ms: number) {
+  const seen = {inFlight: 0, most: 0, passes: 0};
+  const pass = async () => {
+    seen.inFlight++;
+    seen.most = Math.max(seen.most, seen.inFlight);
+    await tick(ms);
+    seen.inFlight--;
+    seen.passes++;
+  };
+  return {pass, seen};
+}
+
 describe('PeriodicPass', () => {
   it('runs passes one after another, never two at once, timed from the end of each', async () => {
-    let inFlight = 0;
-    let most = 0;
-    let passes = 0;
-    const periodic = new PeriodicPass(
-      async () => {
-        inFlight++;
-        most = Math.max(most, inFlight);
-        await tick(15); // longer than the 1 ms between passes
-        inFlight--;
-        passes++;
-      },
-      () => 1,
-    );
+    const {pass, seen} = countedPass(15); // longer than the 1 ms between passes
+    const periodic = new PeriodicPass(pass, () => 1);
     periodic.start(0);
     periodic.start(0); // a second start is ignored, not a second chain
     await tick(120);
     await periodic.stop();
-    expect(most).to.equal(1);
-    expect(passes).to.be.aboveOrEqual(2);
+    expect(seen.most).to.equal(1);
+    expect(seen.passes).to.be.aboveOrEqual(2);
   });
 
   it('waits in stop for the pass in flight and starts none after it', async () => {
@@ -82,17 +84,8 @@ describe('PeriodicPass', () => {
   });
 
   it('keeps one chain when started again before a stop it was not waited for has ended', async () => {
-    let inFlight = 0;
-    let most = 0;
-    const periodic = new PeriodicPass(
-      async () => {
-        inFlight++;
-        most = Math.max(most, inFlight);
-        await tick(20);
-        inFlight--;
-      },
-      () => 1,
-    );
+    const {pass, seen} = countedPass(20);
+    const periodic = new PeriodicPass(pass, () => 1);
     periodic.start(0);
     await tick(5); // a pass is in flight
     const stopping = periodic.stop();
@@ -100,6 +93,6 @@ describe('PeriodicPass', () => {
     await tick(150);
     await stopping;
     await periodic.stop();
-    expect(most).to.equal(1);
+    expect(seen.most).to.equal(1);
   });
 });
