@@ -24,7 +24,7 @@ import {
 } from '@loopback/rest';
 import {SecurityBindings} from '@loopback/security';
 import type {CurrentUser} from '../auth/current-user';
-import {boundedFilter} from '../validation/filter-rules';
+import {boundedFilter, tieBrokenOrder} from '../validation/filter-rules';
 import {crudDocs} from './crud-docs';
 import type {CrudResource, HookContext} from './crud-resource';
 import {
@@ -160,9 +160,10 @@ export function defineCrudController<E extends Entity>(
           ? ({[resource.searchColumn]: {like: containing(q)}} as Where<E>)
           : undefined;
       const where = this.scoped(bounded.where);
+      const order = bounded.order ?? resource.defaultOrder;
       return this.repository.find({
-        ...(resource.defaultOrder ? {order: resource.defaultOrder} : {}),
         ...bounded,
+        ...(order ? {order: tieBrokenOrder(order, idName)} : {}),
         where: search ? ({and: [where ?? {}, search]} as Where<E>) : where,
       });
     }

@@ -291,6 +291,23 @@ export function boundedFilter<T extends object>(
 }
 
 /**
+ * `order` ending with `<idName> ASC` unless it names the id already: rows
+ * with equal values in every ordered column come back in no fixed order, so
+ * without a unique last key, pages (limit and skip) could repeat one row and
+ * never show another.
+ */
+export function tieBrokenOrder(
+  order: string | string[],
+  idName: string,
+): string[] {
+  const clauses = Array.isArray(order) ? order : [order];
+  const namesId = clauses.some(
+    clause => ORDER.exec(clause.trim())?.[1] === idName,
+  );
+  return namesId ? clauses : [...clauses, `${idName} ASC`];
+}
+
+/**
  * The order clauses as orderErrors read them (trimmed, one space before the
  * direction): juggler splits a clause on every space, so " id DESC" would
  * pass the check and then fail there with a 400. One clause sent as a

@@ -1,6 +1,10 @@
 import type {Filter} from '@loopback/repository';
 import {expect} from '@loopback/testlab';
-import {boundedFilter, MAX_PAGE_LIMIT} from '../../validation/filter-rules';
+import {
+  boundedFilter,
+  MAX_PAGE_LIMIT,
+  tieBrokenOrder,
+} from '../../validation/filter-rules';
 
 const PROPERTIES = {
   all: new Set(['id', 'description', 'status']),
@@ -148,5 +152,27 @@ describe('boundedFilter on regexp (was 500 from PostgreSQL or juggler)', () => {
         boundedFilter({where: {description: {regexp}}}, PROPERTIES).where,
       ).to.deepEqual({description: {regexp}});
     }
+  });
+});
+
+describe('tieBrokenOrder', () => {
+  it('ends an order without the id with "id ASC", so pages of equal values neither repeat nor skip rows', () => {
+    expect(tieBrokenOrder('status DESC', 'id')).to.deepEqual([
+      'status DESC',
+      'id ASC',
+    ]);
+    expect(tieBrokenOrder(['status', 'description ASC'], 'id')).to.deepEqual([
+      'status',
+      'description ASC',
+      'id ASC',
+    ]);
+  });
+
+  it('leaves an order that already names the id as it is', () => {
+    expect(tieBrokenOrder('id DESC', 'id')).to.deepEqual(['id DESC']);
+    expect(tieBrokenOrder(['status', 'id desc'], 'id')).to.deepEqual([
+      'status',
+      'id desc',
+    ]);
   });
 });
