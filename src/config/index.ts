@@ -478,6 +478,8 @@ export function loadReportChildConfig(env: Env = process.env): {
   dbStatementTimeoutMs: number;
   /** CRON_TZ: the zone of template variables and date-only params. */
   timeZone: string;
+  /** CRON_CATCHUP_MINUTES: the inventory report's next run of a one-time scheduler. */
+  catchUpMinutes: number;
   reports: ReportConfig;
 } {
   return {
@@ -485,6 +487,7 @@ export function loadReportChildConfig(env: Env = process.env): {
     databasePoolMode: readPoolMode(env),
     dbStatementTimeoutMs: readDbStatementTimeout(env),
     timeZone: read(env, 'CRON_TZ', 'UTC', timeZone),
+    catchUpMinutes: readCatchUpMinutes(env),
     reports: readReports(env),
   };
 }
@@ -501,11 +504,16 @@ export function reportChildEnv(config: AppConfig): Record<string, string> {
     DATABASE_POOL_MODE: config.databasePoolMode,
     DB_STATEMENT_TIMEOUT_MS: String(config.dbStatementTimeoutMs),
     CRON_TZ: config.cronTimeZone,
+    CRON_CATCHUP_MINUTES: String(config.cronCatchUpMinutes),
     MAIL_FROM: reports.mailFrom,
     MAIL_OUTBOX_DIR: reports.mailOutboxDir,
     ...reportLimitEnv(reports),
     ...(reports.smtpUrl ? {SMTP_URL: reports.smtpUrl} : {}),
   };
+}
+
+function readCatchUpMinutes(env: Env): number {
+  return read(env, 'CRON_CATCHUP_MINUTES', 5, integer(0, 1440));
 }
 
 function readTaskOutputMaxBytes(env: Env): number {
@@ -624,7 +632,7 @@ function readConfig(env: Env): AppConfig {
       numberAtLeast(1),
     ),
     cronTimeZone: read(env, 'CRON_TZ', 'UTC', timeZone),
-    cronCatchUpMinutes: read(env, 'CRON_CATCHUP_MINUTES', 5, integer(0, 1440)),
+    cronCatchUpMinutes: readCatchUpMinutes(env),
     cronSweepAfterMs: read(
       env,
       'CRON_SWEEP_AFTER_MS',

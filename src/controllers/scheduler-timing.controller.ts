@@ -12,18 +12,12 @@ import {Calendar, Scheduler} from '../models';
 import {compiledCalendars} from '../calendars/compiled-calendars';
 import {compileCron} from '../scheduling/compiled-cron';
 import {describeCron, describeOnce} from '../scheduling/describe-schedule';
-import {
-  calendarMatches,
-  calendarVerdict,
-  CompiledCalendar,
-} from '../scheduling/calendar-match';
+import type {CompiledCalendar} from '../scheduling/calendar-match';
+import {oneTimeFire} from '../scheduling/one-time-fire';
 import {plannedFires} from '../scheduling/planned-fires';
-import {instantOrNull, minuteSlot} from '../scheduling/slots';
+import {instantOrNull} from '../scheduling/slots';
 import {fieldError, validationError} from '../validation/validation-error';
-import {
-  pastDateTimeErrors,
-  timingRuleErrors,
-} from '../validation/scheduler-rules';
+import {timingRuleErrors} from '../validation/scheduler-rules';
 
 export const MAX_RUNS_LISTED = 100;
 const DEFAULT_RUNS_LISTED = 10;
@@ -261,18 +255,17 @@ export class SchedulerTimingController {
     }
     if (timing.date_time) {
       const at = new Date(timing.date_time);
-      const skip = calendarVerdict(calendars, calendar =>
-        calendarMatches(calendar, minuteSlot(at)),
-      );
       // As the producer fires it: at the tick of its minute, or the next
       // one within the catch-up window (the rule that accepts a date_time);
       // and only inside the active window.
-      const slot = minuteSlot(at).getTime();
-      const ahead =
-        pastDateTimeErrors(at, now, this.config.cronCatchUpMinutes).length ===
-          0 &&
-        (startsAt === null || slot >= startsAt.getTime()) &&
-        (endsAt === null || slot <= endsAt.getTime());
+      const fire = oneTimeFire(at, now, {
+        catchUpMinutes: this.config.cronCatchUpMinutes,
+        startsAt,
+        endsAt,
+        calendars,
+      });
+      const ahead = fire.ahead;
+      const skip = fire.ahead ? fire.skip : undefined;
       return {
         timezone,
         active: true,

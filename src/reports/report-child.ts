@@ -41,7 +41,14 @@ async function run(request: ReportRequest): Promise<Record<string, unknown>> {
           ).rows;
     return await runReport(
       request,
-      {db, mailer, logger, timeZone: config.timeZone, limits: config.reports},
+      {
+        db,
+        mailer,
+        logger,
+        timeZone: config.timeZone,
+        catchUpMinutes: config.catchUpMinutes,
+        limits: config.reports,
+      },
       {now: new Date(), userId: owner[0]?.user_id ?? null},
     );
   } finally {

@@ -52,6 +52,7 @@ export class ReportGenerationService implements LifeCycleObserver {
       mailer: this.mailer,
       logger: this.logger,
       timeZone: this.config.cronTimeZone,
+      catchUpMinutes: this.config.cronCatchUpMinutes,
       limits: this.config.reports,
     };
   }

@@ -36,6 +36,8 @@ export interface ReportServices {
   logger: Logger;
   /** CRON_TZ */
   timeZone: string;
+  /** CRON_CATCHUP_MINUTES */
+  catchUpMinutes: number;
   limits: ReportLimits;
 }
 
@@ -195,6 +197,7 @@ export async function renderReport(
             db: services.db,
             now: prepared.now,
             timeZone: services.timeZone,
+            catchUpMinutes: services.catchUpMinutes,
           }),
           signal,
         ),

@@ -24,6 +24,8 @@ export interface ReportDataContext {
   db: Pool;
   now: Date;
   timeZone: string;
+  /** CRON_CATCHUP_MINUTES: whether a one-time run in the current minute still fires. */
+  catchUpMinutes: number;
 }
 
 /**

@@ -1,48 +1,99 @@
-import {CronExpressionParser} from 'cron-parser';
-import {compileCron, InvalidCronError} from './compiled-cron';
+import type {CompiledCalendar} from './calendar-match';
+import {CronCache, InvalidCronError} from './compiled-cron';
+import {oneTimeFire} from './one-time-fire';
+import {plannedFires} from './planned-fires';
 
 export type NextRun =
   {at: Date; problem?: undefined} | {at: null; problem: string};
 
+export interface NextRunScheduler {
+  schedule: string | null;
+  date_time: Date | null;
+  status: boolean;
+  stay_alive: boolean;
+  starts_at: Date | null;
+  ends_at: Date | null;
+  calendar_ids?: number[] | null;
+}
+
+export interface NextRunContext {
+  /** The scheduler's own zone, or CRON_TZ. */
+  timeZone: string;
+  /** CRON_CATCHUP_MINUTES: whether a one-time run in the current minute still fires. */
+  catchUpMinutes: number;
+  /** Every calendar by id (ids a scheduler names that are missing are ignored, as the producer does). */
+  calendars?: ReadonlyMap<number, CompiledCalendar>;
+  /** Shared across many schedulers: each expression is compiled once. */
+  cronCache?: CronCache;
+}
+
 /**
- * The first run strictly after `after`: for a cron expression in `timeZone`
- * (checked with the producer's grammar first, expanded by cron-parser), or
- * the one-time `dateTime` while it lies ahead. Inactive schedulers and
- * stay-alive workers have none.
+ * The next run strictly after `now` as the producer would fire it: the
+ * producer's matcher in the scheduler's zone (DST gaps and repeats
+ * included), inside the active window, passing over fires a calendar skips;
+ * a one-time run by the rule that accepts its date_time. The same rules as
+ * `GET /api/schedulers/{id}/next-runs`. Inactive schedulers and stay-alive
+ * workers have none; `problem` says why there is none.
  */
 export function nextRun(
-  scheduler: {
-    schedule: string | null;
-    date_time: Date | null;
-    status: boolean;
-    stay_alive: boolean;
-  },
-  after: Date,
-  timeZone: string,
+  scheduler: NextRunScheduler,
+  now: Date,
+  context: NextRunContext,
 ): NextRun {
   if (scheduler.stay_alive) return {at: null, problem: 'stay-alive'};
   if (!scheduler.status) return {at: null, problem: 'inactive'};
+  const calendars = (scheduler.calendar_ids ?? [])
+    .map(id => context.calendars?.get(id))
+    .filter((c): c is CompiledCalendar => c !== undefined);
+  const startsAt = scheduler.starts_at;
+  const endsAt = scheduler.ends_at;
   if (scheduler.schedule === null) {
-    return scheduler.date_time && scheduler.date_time > after
-      ? {at: scheduler.date_time}
-      : {at: null, problem: 'one-time run is past'};
+    if (!scheduler.date_time)
+      return {at: null, problem: 'no schedule and no date_time'};
+    const fire = oneTimeFire(scheduler.date_time, now, {
+      catchUpMinutes: context.catchUpMinutes,
+      startsAt,
+      endsAt,
+      calendars,
+    });
+    if (!fire.ahead)
+      return {
+        at: null,
+        problem:
+          fire.why === 'past'
+            ? 'one-time run is past'
+            : 'outside its active window',
+      };
+    return fire.skip
+      ? {at: null, problem: `skipped: ${fire.skip.reason}`}
+      : {at: scheduler.date_time};
   }
-  try {
-    const {numeric} = compileCron(scheduler.schedule);
-    const at = CronExpressionParser.parse(numeric, {
-      currentDate: after,
-      tz: timeZone,
-    })
-      .next()
-      .toDate();
-    return {at};
-  } catch (error) {
+  const cron = (context.cronCache ?? new CronCache()).get(scheduler.schedule);
+  if (cron instanceof InvalidCronError)
     return {
       at: null,
-      problem:
-        error instanceof InvalidCronError
-          ? `invalid schedule: ${error.problems.join('; ')}`
-          : `no next run: ${(error as Error).message}`,
+      problem: `invalid schedule: ${cron.problems.join('; ')}`,
     };
-  }
+  if (endsAt && endsAt.getTime() < now.getTime())
+    return {
+      at: null,
+      problem: `active window ended at ${endsAt.toISOString()}`,
+    };
+  const plan = plannedFires(cron, context.timeZone, now, 1, {
+    calendars,
+    startsAt,
+    endsAt,
+  });
+  if (plan.runs.length > 0) return {at: plan.runs[0]};
+  if (plan.skipped.length > 0)
+    return {
+      at: null,
+      problem: `every fire looked at is skipped (the first: ${plan.skipped[0].reason})`,
+    };
+  return {
+    at: null,
+    problem: endsAt
+      ? `no fire before its active window ends at ${endsAt.toISOString()}`
+      : 'no fire within the next five years',
+  };
 }

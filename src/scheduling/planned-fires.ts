@@ -50,7 +50,13 @@ export function plannedFires(
   while (plan.runs.length < count && considered < maxConsidered) {
     const days = (horizon - from.getTime()) / (24 * 60 * MINUTE_MS);
     if (days <= 0) break;
-    const batch = upcomingRuns(cron, timeZone, from, BATCH, days);
+    // Without calendars every slot in the window is a run: ask for no more
+    // than are still wanted (the inventory report asks one per scheduler).
+    const size =
+      calendars.length === 0
+        ? Math.min(BATCH, count - plan.runs.length)
+        : BATCH;
+    const batch = upcomingRuns(cron, timeZone, from, size, days);
     for (const slot of batch) {
       considered++;
       if (endsAt && slot.getTime() > endsAt.getTime()) return plan;
@@ -62,7 +68,7 @@ export function plannedFires(
       else plan.runs.push(slot);
       if (plan.runs.length >= count) return plan;
     }
-    if (batch.length < BATCH) break;
+    if (batch.length < size) break;
     from = batch[batch.length - 1];
   }
   return plan;

@@ -1,7 +1,7 @@
 import {workerParamKeyProblems} from '../executors/worker-params';
 import type {ErrorDetail} from '../middleware/error-mapping';
 import {compileCron, InvalidCronError} from '../scheduling/compiled-cron';
-import {addMinutes, minuteSlot} from '../scheduling/slots';
+import {earliestOneTimeFire} from '../scheduling/one-time-fire';
 import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError} from './validation-error';
 
@@ -187,19 +187,9 @@ export function timingRuleErrors(record: SchedulerShape): ErrorDetail[] {
 }
 
 /**
- * How close to a boundary a write may come and still be read by that
- * minute's tick: the producer's LATE_ACTIVATION_MS, for a commit that lands
- * after the tick read its candidates, or clocks a little apart.
- */
-const BOUNDARY_MARGIN_MS = 5000;
-
-/**
- * A one-time scheduler must lie ahead: a date_time before the start of the
- * current minute (at `now`) would never fire. One within the current minute
- * fires at the next tick, a minute late, so only while the producers may
- * fire a past minute (`catchUpMinutes` above 0); with none, the next tick
- * would call it missed and switch it off, so it must wait for a minute whose
- * tick is at least BOUNDARY_MARGIN_MS away.
+ * A one-time scheduler must lie ahead: a date_time before
+ * `earliestOneTimeFire` would never fire (the producers' catch-up window
+ * decides whether the current minute still counts).
  */
 export function pastDateTimeErrors(
   dateTime: Date | string | null | undefined,
@@ -209,11 +199,7 @@ export function pastDateTimeErrors(
   if (dateTime === undefined || dateTime === null) return [];
   const instant = new Date(dateTime);
   if (!Number.isFinite(instant.getTime())) return [];
-  const currentMinute = minuteSlot(now);
-  const earliest =
-    catchUpMinutes > 0
-      ? currentMinute
-      : addMinutes(minuteSlot(new Date(now.getTime() + BOUNDARY_MARGIN_MS)), 1);
+  const earliest = earliestOneTimeFire(now, catchUpMinutes);
   if (instant.getTime() >= earliest.getTime()) return [];
   const which =
     catchUpMinutes > 0

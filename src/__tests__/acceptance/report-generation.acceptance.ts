@@ -460,6 +460,48 @@ describe('POST /reports/generate', () => {
     expect(row[header.indexOf('Schedule')]).to.equal('0 2 * * *');
   });
 
+  it("gives the inventory the next run next-runs gives: calendars, the active window and the producer's DST rule", async () => {
+    await sql(
+      `INSERT INTO calendar (id, name, kind, time_zone, dates)
+       VALUES (7, 'holiday', 'blackout', 'UTC', '["2026-11-22"]'::jsonb)`,
+    );
+    await sql(
+      `INSERT INTO scheduler
+         (id, description, schedule, date_time, timezone, report_id, calendar_ids, starts_at, ends_at)
+       VALUES (11, 'blacked out', '0 2 * * *', NULL, NULL, 1, '[7]', NULL, NULL),
+              (12, 'window ended', '0 2 * * *', NULL, NULL, 1, '[]', NULL, '2026-11-20T00:00:00Z'),
+              (13, 'window ahead', '0 * * * *', NULL, NULL, 1, '[]', '2026-12-01T00:30:00Z', NULL),
+              (14, 'once, outside', NULL, '2026-11-22T08:00:00Z', NULL, 1, '[]', NULL, '2026-11-22T07:00:00Z'),
+              (15, 'spring forward', '30 2 28 3 *', NULL, 'Europe/Berlin', 1, '[]', NULL, NULL)`,
+    );
+    const res = await operator()
+      .post('/api/reports/generate')
+      .send({...direct('CSV'), controller: 'SchedulerInventoryReport'})
+      .expect(200);
+    const [header, ...rows] = parse(res.text) as string[][];
+    const of = (id: number) => {
+      const row = rows.find(r => r[header.indexOf('Scheduler')] === String(id));
+      return {
+        next: row?.[header.indexOf('Next run')],
+        note: row?.[header.indexOf('Note')],
+      };
+    };
+    expect(of(11)).to.eql({next: '2026-11-23T02:00:00.000Z', note: ''});
+    expect(of(12)).to.eql({
+      next: '',
+      note: 'active window ended at 2026-11-20T00:00:00.000Z',
+    });
+    expect(of(13).next).to.equal('2026-12-01T01:00:00.000Z');
+    expect(of(14)).to.eql({next: '', note: 'outside its active window'});
+    // 02:30 does not exist in Berlin on 2027-03-28: the producer fires it at
+    // 03:00 CEST (01:00 UTC), the first minute after the gap.
+    expect(of(15).next).to.equal('2027-03-28T01:00:00.000Z');
+    const listed = await operator()
+      .get('/api/schedulers/15/next-runs?count=1')
+      .expect(200);
+    expect(listed.body.runs).to.eql([of(15).next]);
+  });
+
   it('accepts only registered report classes in the report catalog', async () => {
     const admin = asUser(given.client, team.admin);
     const res = await admin

@@ -78,7 +78,14 @@ describe('report delivery (real SMTP server, real database)', () => {
     };
     const mailer = new ReportMailer(config, logs.logger);
     cleanups.push(async () => mailer.close());
-    return {db, mailer, logger: logs.logger, timeZone: 'UTC', limits: config};
+    return {
+      db,
+      mailer,
+      logger: logs.logger,
+      timeZone: 'UTC',
+      catchUpMinutes: 5,
+      limits: config,
+    };
   }
 
   /** Renders the self-check report and delivers it as `delivery` asks. */

@@ -417,12 +417,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({STAY_ALIVE_MAX: '-1'})).to.throw(/STAY_ALIVE_MAX/);
   });
 
-  it('gives report children the database, time zone and mail settings, never the JWT secret or broker URL', () => {
+  it('gives report children the database, time zone, catch-up window and mail settings, never the JWT secret or broker URL', () => {
     const config = loadConfig({
       JWT_SECRET: 'x'.repeat(40),
       AMQP_URL: 'amqp://u:secret@broker:5672',
       SMTP_URL: 'smtp://mail:25',
       CRON_TZ: 'Europe/Berlin',
+      CRON_CATCHUP_MINUTES: '0',
       DATABASE_POOL_MODE: 'transaction',
       APP_MODE: 'worker',
     });
@@ -431,6 +432,7 @@ describe('loadConfig', () => {
       DATABASE_URL: config.databaseUrl,
       DATABASE_POOL_MODE: 'transaction',
       CRON_TZ: 'Europe/Berlin',
+      CRON_CATCHUP_MINUTES: '0',
       SMTP_URL: 'smtp://mail:25',
     });
     expect(Object.keys(env)).to.not.containEql('JWT_SECRET');
@@ -440,6 +442,7 @@ describe('loadConfig', () => {
       databasePoolMode: 'transaction',
       dbStatementTimeoutMs: 60_000,
       timeZone: 'Europe/Berlin',
+      catchUpMinutes: 0,
       reports: config.reports,
     });
   });

@@ -1,4 +1,6 @@
-import {nextRun} from '../../scheduling/next-run';
+import {loadAllCalendars} from '../../calendars/all-calendars';
+import {CronCache} from '../../scheduling/compiled-cron';
+import {nextRun, NextRun, NextRunContext} from '../../scheduling/next-run';
 import {isValidTimeZone} from '../../scheduling/wall-clock';
 import type {ReportDefinition, ReportRow} from '../report';
 import {
@@ -25,7 +27,48 @@ interface SchedulerRow {
   timezone: string | null;
   status: boolean;
   stay_alive: boolean;
+  starts_at: Date | null;
+  ends_at: Date | null;
+  calendar_ids: number[] | null;
   user_id: number | null;
+}
+
+const MEMO_LIMIT = 100_000;
+
+/**
+ * Next runs computed once per distinct timing: schedulers that share an
+ * expression, zone, window and calendars share the answer. The producer's
+ * matcher costs up to a few milliseconds for a sparse expression in a zone
+ * other than UTC, and an inventory of thousands of schedulers holds few
+ * distinct timings.
+ */
+class SharedNextRuns {
+  private readonly memo = new Map<string, NextRun>();
+
+  constructor(
+    private readonly now: Date,
+    private readonly context: Omit<NextRunContext, 'timeZone'>,
+  ) {}
+
+  of(scheduler: SchedulerRow, timeZone: string): NextRun {
+    const key = JSON.stringify([
+      scheduler.schedule,
+      scheduler.date_time?.getTime(),
+      timeZone,
+      scheduler.status,
+      scheduler.stay_alive,
+      scheduler.starts_at?.getTime(),
+      scheduler.ends_at?.getTime(),
+      scheduler.calendar_ids,
+    ]);
+    let next = this.memo.get(key);
+    if (!next) {
+      if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+      next = nextRun(scheduler, this.now, {...this.context, timeZone});
+      this.memo.set(key, next);
+    }
+    return next;
+  }
 }
 
 /** Every scheduler with its task, timing, owner and next run time. */
@@ -52,7 +95,16 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
       kind: optionalEnumList(raw, 'kind', KINDS),
     };
   },
-  async *rows(params, {db, now, timeZone}) {
+  async *rows(params, {db, now, timeZone, catchUpMinutes}) {
+    // The next run as next-runs and the producer see it: calendars read
+    // once for the whole report, each cron expression compiled once.
+    const cronCache = new CronCache();
+    const {calendars} = await loadAllCalendars(db, cronCache);
+    const nextRuns = new SharedNextRuns(now, {
+      catchUpMinutes,
+      calendars,
+      cronCache,
+    });
     const schedulers = pagedRows<SchedulerRow>(
       db,
       `SELECT * FROM (
@@ -62,7 +114,8 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
                      WHEN reminder_id IS NOT NULL THEN 'reminder'
                      ELSE 'http' END AS kind,
                 COALESCE(report_id, worker_id, reminder_id, http_target_id) AS task_id,
-                schedule, date_time, timezone, status, stay_alive, user_id
+                schedule, date_time, timezone, status, stay_alive,
+                starts_at, ends_at, calendar_ids, user_id
            FROM scheduler) s
         WHERE id > $1 AND (NOT $3::boolean OR status)
           AND ($4::text[] IS NULL OR kind = ANY($4))
@@ -75,7 +128,7 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
         scheduler.timezone && isValidTimeZone(scheduler.timezone)
           ? scheduler.timezone
           : timeZone;
-      const next = nextRun(scheduler, now, zone);
+      const next = nextRuns.of(scheduler, zone);
       const row: ReportRow = {
         id: scheduler.id,
         description: scheduler.description,
