@@ -39,7 +39,7 @@ export async function* capRows(
 export function cappedFileWriter(file: string, maxBytes: number): Writable {
   const target = createWriteStream(file, {mode: 0o600});
   let written = 0;
-  return new Writable({
+  const writer = new Writable({
     write(chunk: Buffer, _encoding, done) {
       written += chunk.length;
       if (written > maxBytes) {
@@ -62,4 +62,9 @@ export function cappedFileWriter(file: string, maxBytes: number): Writable {
       done(error);
     },
   });
+  // The file's own failures (a directory gone, a full disk, a write racing a
+  // cancel) fail the report; unheard, they would be an uncaught exception,
+  // which ends the process.
+  target.on('error', error => writer.destroy(error));
+  return writer;
 }
