@@ -2,6 +2,8 @@ import type {CompiledCalendar} from './calendar-match';
 import {CronCache, InvalidCronError} from './compiled-cron';
 import {oneTimeFire} from './one-time-fire';
 import {plannedFires} from './planned-fires';
+import {finiteInstant} from './slots';
+import {isValidTimeZone} from './wall-clock';
 
 export type NextRun =
   {at: Date; problem?: undefined} | {at: null; problem: string};
@@ -11,13 +13,16 @@ export interface NextRunScheduler {
   date_time: Date | null;
   status: boolean;
   stay_alive: boolean;
+  /** Its own zone; null: the context's. */
+  timezone?: string | null;
+  /** Stored bounds; 'infinity' (no bound) arrives as a number. */
   starts_at: Date | null;
   ends_at: Date | null;
   calendar_ids?: number[] | null;
 }
 
 export interface NextRunContext {
-  /** The scheduler's own zone, or CRON_TZ. */
+  /** CRON_TZ: the zone of a scheduler without one. */
   timeZone: string;
   /** CRON_CATCHUP_MINUTES: whether a one-time run in the current minute still fires. */
   catchUpMinutes: number;
@@ -25,6 +30,8 @@ export interface NextRunContext {
   calendars?: ReadonlyMap<number, CompiledCalendar>;
   /** Shared across many schedulers: each expression is compiled once. */
   cronCache?: CronCache;
+  /** The most fires looked at for one that no calendar skips (default 5,000). */
+  maxConsidered?: number;
 }
 
 /**
@@ -45,12 +52,13 @@ export function nextRun(
   const calendars = (scheduler.calendar_ids ?? [])
     .map(id => context.calendars?.get(id))
     .filter((c): c is CompiledCalendar => c !== undefined);
-  const startsAt = scheduler.starts_at;
-  const endsAt = scheduler.ends_at;
+  const startsAt = finiteInstant(scheduler.starts_at);
+  const endsAt = finiteInstant(scheduler.ends_at);
   if (scheduler.schedule === null) {
-    if (!scheduler.date_time)
-      return {at: null, problem: 'no schedule and no date_time'};
-    const fire = oneTimeFire(scheduler.date_time, now, {
+    const dateTime = finiteInstant(scheduler.date_time);
+    if (!dateTime)
+      return {at: null, problem: 'date_time is not a finite instant'};
+    const fire = oneTimeFire(dateTime, now, {
       catchUpMinutes: context.catchUpMinutes,
       startsAt,
       endsAt,
@@ -66,7 +74,7 @@ export function nextRun(
       };
     return fire.skip
       ? {at: null, problem: `skipped: ${fire.skip.reason}`}
-      : {at: scheduler.date_time};
+      : {at: dateTime};
   }
   const cron = (context.cronCache ?? new CronCache()).get(scheduler.schedule);
   if (cron instanceof InvalidCronError)
@@ -74,21 +82,30 @@ export function nextRun(
       at: null,
       problem: `invalid schedule: ${cron.problems.join('; ')}`,
     };
+  const timeZone = scheduler.timezone ?? context.timeZone;
+  // As the producer: a recurring scheduler in a zone it cannot read never fires.
+  if (!isValidTimeZone(timeZone))
+    return {
+      at: null,
+      problem: `unknown time zone "${timeZone}": the producer does not fire it`,
+    };
   if (endsAt && endsAt.getTime() < now.getTime())
     return {
       at: null,
       problem: `active window ended at ${endsAt.toISOString()}`,
     };
-  const plan = plannedFires(cron, context.timeZone, now, 1, {
+  const maxConsidered = context.maxConsidered ?? 5000;
+  const plan = plannedFires(cron, timeZone, now, 1, {
     calendars,
     startsAt,
     endsAt,
+    maxConsidered,
   });
   if (plan.runs.length > 0) return {at: plan.runs[0]};
   if (plan.skipped.length > 0)
     return {
       at: null,
-      problem: `every fire looked at is skipped (the first: ${plan.skipped[0].reason})`,
+      problem: `no run among the next ${plan.skipped.length} fires: calendars skip them all (the first: ${plan.skipped[0].reason})`,
     };
   return {
     at: null,

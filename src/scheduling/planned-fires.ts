@@ -47,15 +47,18 @@ export function plannedFires(
       ? new Date(startsAt.getTime() - MINUTE_MS)
       : after;
   let considered = 0;
+  let size = 0;
   while (plan.runs.length < count && considered < maxConsidered) {
     const days = (horizon - from.getTime()) / (24 * 60 * MINUTE_MS);
     if (days <= 0) break;
-    // Without calendars every slot in the window is a run: ask for no more
-    // than are still wanted (the inventory report asks one per scheduler).
-    const size =
-      calendars.length === 0
-        ? Math.min(BATCH, count - plan.runs.length)
-        : BATCH;
+    // Ask for no more slots than are still wanted (the inventory report
+    // asks one per scheduler); after a batch calendars skipped, for twice
+    // as many, up to BATCH and never past maxConsidered.
+    size = Math.min(
+      BATCH,
+      maxConsidered - considered,
+      Math.max(count - plan.runs.length, size * 2),
+    );
     const batch = upcomingRuns(cron, timeZone, from, size, days);
     for (const slot of batch) {
       considered++;

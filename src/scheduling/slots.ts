@@ -6,6 +6,14 @@ export const instantOrNull = (
 ): Date | null =>
   value === undefined || value === null ? null : new Date(value);
 
+/**
+ * A stored timestamp as a Date when it is a real instant, else null: the
+ * database's 'infinity' arrives from node-postgres as a number, and a bound
+ * of infinity is no bound.
+ */
+export const finiteInstant = (value: unknown): Date | null =>
+  value instanceof Date && Number.isFinite(value.getTime()) ? value : null;
+
 /** The start of the minute `instant` falls in. */
 export function minuteSlot(instant: Date): Date {
   return new Date(Math.floor(instant.getTime() / MINUTE_MS) * MINUTE_MS);

@@ -472,7 +472,16 @@ describe('POST /reports/generate', () => {
               (12, 'window ended', '0 2 * * *', NULL, NULL, 1, '[]', NULL, '2026-11-20T00:00:00Z'),
               (13, 'window ahead', '0 * * * *', NULL, NULL, 1, '[]', '2026-12-01T00:30:00Z', NULL),
               (14, 'once, outside', NULL, '2026-11-22T08:00:00Z', NULL, 1, '[]', NULL, '2026-11-22T07:00:00Z'),
-              (15, 'spring forward', '30 2 28 3 *', NULL, 'Europe/Berlin', 1, '[]', NULL, NULL)`,
+              (15, 'spring forward', '30 2 28 3 *', NULL, 'Europe/Berlin', 1, '[]', NULL, NULL),
+              (16, 'unbounded', '0 2 * * *', NULL, NULL, 1, '[]', '-infinity', 'infinity')`,
+    );
+    // Written around the API (the zone trigger off for this one statement).
+    await sql(
+      `BEGIN;
+       SET LOCAL session_replication_role = replica;
+       INSERT INTO scheduler (id, description, schedule, timezone, report_id)
+       VALUES (17, 'zone unknown', '0 2 * * *', 'Mars/Olympus', 1);
+       COMMIT;`,
     );
     const res = await operator()
       .post('/api/reports/generate')
@@ -496,6 +505,12 @@ describe('POST /reports/generate', () => {
     // 02:30 does not exist in Berlin on 2027-03-28: the producer fires it at
     // 03:00 CEST (01:00 UTC), the first minute after the gap.
     expect(of(15).next).to.equal('2027-03-28T01:00:00.000Z');
+    // The database's infinity is no bound (review: the report threw on it).
+    expect(of(16)).to.eql({next: '2026-11-22T02:00:00.000Z', note: ''});
+    expect(of(17)).to.eql({
+      next: '',
+      note: 'unknown time zone "Mars/Olympus": the producer does not fire it',
+    });
     const listed = await operator()
       .get('/api/schedulers/15/next-runs?count=1')
       .expect(200);

@@ -62,6 +62,27 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
     expect(ten.runs).to.have.length(10);
   });
 
+  it('ignores a calendar whose stored zone it cannot read, as the producer does (review: next-runs answered 500)', async () => {
+    const id = await created({schedule: '0 2 * * *'});
+    const [calendar] = await sql<{id: number}>(
+      `INSERT INTO calendar (name, kind, time_zone, dates, times)
+       VALUES ('written around the API', 'blackout', 'Mars/Olympus', '[]', '["* * * * *"]')
+       RETURNING id`,
+    );
+    await sql(`UPDATE scheduler SET calendar_ids = $2::jsonb WHERE id = $1`, [
+      id,
+      JSON.stringify([calendar.id]),
+    ]);
+    const {body} = await viewer
+      .get(`/api/schedulers/${id}/next-runs?count=2`)
+      .expect(200);
+    expect(body.runs).to.eql([
+      '2026-11-24T02:00:00.000Z',
+      '2026-11-25T02:00:00.000Z',
+    ]);
+    expect(body.skipped).to.eql([]);
+  });
+
   it('follows the DST rule of the producer: a run the gap skips fires once after it', async () => {
     const id = await created({
       schedule: '30 2 * * *',

@@ -177,7 +177,64 @@ describe('next run of a scheduler', () => {
       context,
     );
     expect(none.at).to.be.null();
-    expect(none.problem).to.match(/^every fire looked at is skipped/);
+    expect(none.problem).to.match(
+      /^no run among the next 5000 fires: calendars skip them all \(the first: calendar "cal 3" \(id 3\): no allowed calendar matches/,
+    );
+    const fewer = nextRun({...recurring('* * * * *'), calendar_ids: [3]}, NOW, {
+      ...context,
+      maxConsidered: 1000,
+    });
+    expect(fewer.problem).to.match(/^no run among the next 1000 fires/);
+  });
+
+  it('finds a run past thousands of skipped fires, asking for more slots each time', () => {
+    const context: NextRunContext = {
+      ...UTC,
+      calendars: calendars({
+        id: 5,
+        kind: 'blackout',
+        dates: ['2026-11-21', '2026-11-22'],
+      }),
+    };
+    expect(
+      nextRun({...recurring('* * * * *'), calendar_ids: [5]}, NOW, context).at,
+    ).to.eql(new Date('2026-11-23T00:00:00Z'));
+  });
+
+  it("reads the database's infinity as no bound, and an infinite date_time as none (review: the report threw on 'infinity')", () => {
+    const unbounded = {
+      ...recurring('0 2 * * *'),
+      starts_at: -Infinity as unknown as Date,
+      ends_at: Infinity as unknown as Date,
+    };
+    expect(nextRun(unbounded, NOW, UTC).at).to.eql(
+      new Date('2026-11-22T02:00:00Z'),
+    );
+    expect(nextRun(oneTime(Infinity as unknown as Date), NOW, UTC)).to.eql({
+      at: null,
+      problem: 'date_time is not a finite instant',
+    });
+  });
+
+  it('gives none for a recurring scheduler in a zone it cannot read, as the producer never fires it; a one-time run needs no zone', () => {
+    expect(
+      nextRun({...recurring('0 2 * * *'), timezone: 'Mars/Olympus'}, NOW, UTC),
+    ).to.eql({
+      at: null,
+      problem:
+        'unknown time zone "Mars/Olympus": the producer does not fire it',
+    });
+    const at = new Date('2026-11-22T08:00:00Z');
+    expect(
+      nextRun({...oneTime(at), timezone: 'Mars/Olympus'}, NOW, UTC),
+    ).to.eql({at});
+  });
+
+  it("uses the scheduler's own zone over the context's", () => {
+    expect(
+      nextRun({...recurring('0 2 * * *'), timezone: 'Europe/Berlin'}, NOW, UTC)
+        .at,
+    ).to.eql(new Date('2026-11-22T01:00:00Z'));
   });
 
   it('gives none for inactive, stay-alive and invalid schedulers, saying why', () => {

@@ -1,7 +1,7 @@
 import {loadAllCalendars} from '../../calendars/all-calendars';
 import {CronCache} from '../../scheduling/compiled-cron';
 import {nextRun, NextRun, NextRunContext} from '../../scheduling/next-run';
-import {isValidTimeZone} from '../../scheduling/wall-clock';
+import {finiteInstant, minuteSlot} from '../../scheduling/slots';
 import type {ReportDefinition, ReportRow} from '../report';
 import {
   optionalBoolean,
@@ -35,36 +35,51 @@ interface SchedulerRow {
 
 const MEMO_LIMIT = 100_000;
 
+/** Fires looked at per scheduler for one no calendar skips. */
+const MAX_CONSIDERED = 1000;
+
 /**
  * Next runs computed once per distinct timing: schedulers that share an
  * expression, zone, window and calendars share the answer. The producer's
  * matcher costs up to a few milliseconds for a sparse expression in a zone
- * other than UTC, and an inventory of thousands of schedulers holds few
- * distinct timings.
+ * other than UTC (more when calendars skip many fires), and an inventory of
+ * thousands of schedulers holds few distinct timings. A starts_at already
+ * past changes no answer, so it is left out of the timing ("start now" gives
+ * every scheduler its own).
  */
 class SharedNextRuns {
   private readonly memo = new Map<string, NextRun>();
+  private readonly currentMinute: number;
 
   constructor(
     private readonly now: Date,
-    private readonly context: Omit<NextRunContext, 'timeZone'>,
-  ) {}
+    private readonly context: NextRunContext,
+  ) {
+    this.currentMinute = minuteSlot(now).getTime();
+  }
 
-  of(scheduler: SchedulerRow, timeZone: string): NextRun {
+  of(scheduler: SchedulerRow): NextRun {
+    const startsAt = finiteInstant(scheduler.starts_at);
+    const timing = {
+      ...scheduler,
+      starts_at:
+        startsAt && startsAt.getTime() > this.currentMinute ? startsAt : null,
+      ends_at: finiteInstant(scheduler.ends_at),
+    };
     const key = JSON.stringify([
-      scheduler.schedule,
-      scheduler.date_time?.getTime(),
-      timeZone,
-      scheduler.status,
-      scheduler.stay_alive,
-      scheduler.starts_at?.getTime(),
-      scheduler.ends_at?.getTime(),
-      scheduler.calendar_ids,
+      timing.schedule,
+      finiteInstant(timing.date_time)?.getTime(),
+      timing.timezone,
+      timing.status,
+      timing.stay_alive,
+      timing.starts_at?.getTime(),
+      timing.ends_at?.getTime(),
+      timing.calendar_ids,
     ]);
     let next = this.memo.get(key);
     if (!next) {
       if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-      next = nextRun(scheduler, this.now, {...this.context, timeZone});
+      next = nextRun(timing, this.now, this.context);
       this.memo.set(key, next);
     }
     return next;
@@ -101,7 +116,9 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
     const cronCache = new CronCache();
     const {calendars} = await loadAllCalendars(db, cronCache);
     const nextRuns = new SharedNextRuns(now, {
+      timeZone,
       catchUpMinutes,
+      maxConsidered: MAX_CONSIDERED,
       calendars,
       cronCache,
     });
@@ -124,11 +141,7 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
       [params.active_only, params.kind ?? null],
     );
     for await (const scheduler of schedulers) {
-      const zone =
-        scheduler.timezone && isValidTimeZone(scheduler.timezone)
-          ? scheduler.timezone
-          : timeZone;
-      const next = nextRuns.of(scheduler, zone);
+      const next = nextRuns.of(scheduler);
       const row: ReportRow = {
         id: scheduler.id,
         description: scheduler.description,
@@ -138,8 +151,12 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
           scheduler.schedule ??
           (scheduler.stay_alive
             ? 'stay-alive'
-            : (scheduler.date_time?.toISOString() ?? null)),
-        timezone: zone,
+            : (finiteInstant(scheduler.date_time)?.toISOString() ??
+              (scheduler.date_time === null
+                ? null
+                : String(scheduler.date_time)))),
+        // The stored zone even when the producer cannot read it (the note says so).
+        timezone: scheduler.timezone ?? timeZone,
         status: scheduler.status ? 'yes' : 'no',
         user_id: scheduler.user_id,
         next_run_at: next.at,
