@@ -16,6 +16,7 @@ import type {CompiledCalendar} from '../scheduling/calendar-match';
 import {oneTimeFire} from '../scheduling/one-time-fire';
 import {plannedFires} from '../scheduling/planned-fires';
 import {instantOrNull} from '../scheduling/slots';
+import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError, validationError} from '../validation/validation-error';
 import {timingRuleErrors} from '../validation/scheduler-rules';
 
@@ -232,6 +233,16 @@ export class SchedulerTimingController {
       known ?? (await this.calendarsOf(timing.calendar_ids ?? []));
     const startsAt = instantOrNull(timing.starts_at);
     const endsAt = instantOrNull(timing.ends_at);
+    // A zone the producer cannot read (a row written around the API): it
+    // never fires a recurring schedule there, so none is listed.
+    if (timing.schedule && !isValidTimeZone(timezone))
+      return {
+        timezone,
+        active: true,
+        description: describeCron(timing.schedule),
+        runs: [],
+        skipped: [],
+      };
     if (timing.schedule) {
       const plan = plannedFires(
         compileCron(timing.schedule),

@@ -83,6 +83,24 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
     expect(body.skipped).to.eql([]);
   });
 
+  it('lists no runs for a recurring scheduler in a zone the producer cannot read, as it never fires it (review: 500)', async () => {
+    const id = await created({schedule: '0 2 * * *'});
+    await sql(
+      `BEGIN;
+       SET LOCAL session_replication_role = replica;
+       UPDATE scheduler SET timezone = 'Mars/Olympus' WHERE id = ${Number(id)};
+       COMMIT;`,
+    );
+    const {body} = await viewer
+      .get(`/api/schedulers/${id}/next-runs?count=2`)
+      .expect(200);
+    expect(body).to.containDeep({
+      timezone: 'Mars/Olympus',
+      runs: [],
+      skipped: [],
+    });
+  });
+
   it('follows the DST rule of the producer: a run the gap skips fires once after it', async () => {
     const id = await created({
       schedule: '30 2 * * *',
