@@ -5,7 +5,7 @@ import {
 } from '../scheduling/compiled-cron';
 import type {SlotCalendars} from '../scheduling/calendar-match';
 import {recurringDue} from '../scheduling/due';
-import {minuteSlot} from '../scheduling/slots';
+import {finiteInstant, minuteSlot} from '../scheduling/slots';
 import {isValidTimeZone, SlotClock, slotClock} from '../scheduling/wall-clock';
 import type {Candidate} from './candidate';
 
@@ -61,9 +61,6 @@ class ZoneClocks {
     return perSlot;
   }
 }
-
-const isInstant = (value: unknown): value is Date =>
-  value instanceof Date && Number.isFinite(value.getTime());
 
 /**
  * Pure: which (scheduler, slot) pairs are due.
@@ -160,14 +157,10 @@ function evaluateRecurring(
 /** The slots a scheduler may fire in: from activation and starts_at to ends_at. */
 function activeWindow(candidate: Candidate): {from: number; to: number} {
   const from = Math.max(
-    isInstant(candidate.activated_at)
-      ? candidate.activated_at.getTime()
-      : -Infinity,
-    isInstant(candidate.starts_at) ? candidate.starts_at.getTime() : -Infinity,
+    finiteInstant(candidate.activated_at)?.getTime() ?? -Infinity,
+    finiteInstant(candidate.starts_at)?.getTime() ?? -Infinity,
   );
-  const to = isInstant(candidate.ends_at)
-    ? candidate.ends_at.getTime()
-    : Infinity;
+  const to = finiteInstant(candidate.ends_at)?.getTime() ?? Infinity;
   return {from, to};
 }
 
@@ -212,12 +205,12 @@ function evaluateOneTime(
   slots: Date[],
   calendars: SlotCalendars | undefined,
 ): void {
-  const dateTime = candidate.date_time;
-  if (!isInstant(dateTime)) {
+  const dateTime = finiteInstant(candidate.date_time);
+  if (!dateTime) {
     evaluation.invalid.push({
       schedulerId: candidate.id,
       field: 'date_time',
-      value: String(dateTime),
+      value: String(candidate.date_time),
       problems: ['date_time is not a finite instant'],
     });
     return;

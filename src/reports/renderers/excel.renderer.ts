@@ -41,7 +41,7 @@ export const ExcelRenderer: ReportRenderer = {
         count++;
         // The zip stream buffers what the file cannot take yet: let it drain.
         if (out.writableNeedDrain) await watch.race(once(out, 'drain'));
-        await watch.check();
+        if (count % 500 === 0) await watch.check();
       }
       sheet.commit();
       await watch.race(workbook.commit());
