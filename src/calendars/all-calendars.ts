@@ -11,6 +11,11 @@ export interface LoadedCalendars {
   calendars: Map<number, CompiledCalendar>;
   /** Calendars with a stored entry that cannot be read (entry left out). */
   problems: Array<{calendarId: number; problems: string[]}>;
+  /**
+   * Every calendar's id and row version: equal between two loads only when
+   * no calendar was added, changed or deleted in between.
+   */
+  version: string;
 }
 
 /**
@@ -24,10 +29,15 @@ export async function loadAllCalendars(
   pool: Pool,
   cache: CronCache,
 ): Promise<LoadedCalendars> {
-  const loaded: LoadedCalendars = {calendars: new Map(), problems: []};
-  const {rows} = await pool.query<CalendarSpec>(
-    `SELECT id, name, kind, time_zone, dates, times FROM calendar`,
+  const {rows} = await pool.query<CalendarSpec & {version: string}>(
+    `SELECT id, name, kind, time_zone, dates, times, xmin::text AS version
+       FROM calendar ORDER BY id`,
   );
+  const loaded: LoadedCalendars = {
+    calendars: new Map(),
+    problems: [],
+    version: rows.map(row => `${row.id}:${row.version}`).join(','),
+  };
   for (const row of rows) {
     if (!isValidTimeZone(row.time_zone)) {
       loaded.problems.push({

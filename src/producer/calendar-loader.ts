@@ -15,6 +15,7 @@ export async function loadCalendars(
   candidates: Candidate[],
   cache: CronCache,
 ): Promise<LoadedCalendars> {
-  if (candidates.length === 0) return {calendars: new Map(), problems: []};
+  if (candidates.length === 0)
+    return {calendars: new Map(), problems: [], version: ''};
   return loadAllCalendars(pool, cache);
 }

@@ -45,9 +45,9 @@ export async function claimRuns(
   for (const [slot, ofSlot] of bySlot(runs)) {
     const claimedForSlot: number[] = [];
     const key = executionKey(slot);
-    for (let start = 0; start < ofSlot.length; start += BATCH_SIZE) {
+    const send = (start: number) => {
       const batch = ofSlot.slice(start, start + BATCH_SIZE);
-      const {rows} = await db.query<Claim>(CLAIM_STATEMENT, [
+      return db.query<Claim>(CLAIM_STATEMENT, [
         batch.map(run => run.schedulerId),
         key,
         slot,
@@ -56,6 +56,15 @@ export async function claimRuns(
         batch.map(run => run.skipReason ?? null),
         claimedHere,
       ]);
+    };
+    let answer = send(0);
+    for (let start = 0; start < ofSlot.length; start += BATCH_SIZE) {
+      const {rows} = await answer;
+      // The next batch goes out before this one's rows are turned into
+      // claims: the database writes while this process reads. One at a
+      // time still: batches side by side gained nothing, and a failed one
+      // leaves none behind it in flight.
+      if (start + BATCH_SIZE < ofSlot.length) answer = send(start + BATCH_SIZE);
       for (const row of rows) {
         if (!row.skipped) claimedForSlot.push(Number(row.execution_id));
         claims.push({

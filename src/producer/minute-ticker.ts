@@ -11,6 +11,13 @@ import {msUntilNextMinute} from '../scheduling/slots';
 export const AFTER_BOUNDARY_MS = 10;
 
 /**
+ * How long before the boundary the next tick's reading is made ahead
+ * (`onPrepare`): long enough for 100,000 candidates to be read and
+ * evaluated on a small machine, short enough that few change meanwhile.
+ */
+export const READ_AHEAD_MS = 3000;
+
+/**
  * Earlier than this before the boundary, the clock was set back rather than
  * slewed: the ticker ticks on by the new time (the producer evaluates no
  * slot twice) instead of going quiet until the old boundary comes again.
@@ -27,7 +34,9 @@ const SLEW_LIMIT_MS = 1000;
  */
 export class MinuteTicker {
   private timer?: NodeJS.Timeout;
+  private prepareTimer?: NodeJS.Timeout;
   private running?: Promise<void>;
+  private preparing?: Promise<void>;
   private stopped = true;
   /** When the last tick that did not fail finished, by the ticker's clock. */
   lastSuccessAt?: Date;
@@ -37,6 +46,8 @@ export class MinuteTicker {
     private readonly onTick: (now: Date) => Promise<unknown>,
     private readonly logger: Logger,
     private readonly rate = 1,
+    /** Told READ_AHEAD_MS before each boundary when the next tick will run. */
+    private readonly onPrepare?: (tickAt: Date) => Promise<unknown>,
   ) {}
 
   start(): void {
@@ -49,7 +60,8 @@ export class MinuteTicker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running;
+    clearTimeout(this.prepareTimer);
+    await Promise.all([this.running, this.preparing]);
   }
 
   private run(): void {
@@ -67,8 +79,36 @@ export class MinuteTicker {
         this.running = undefined;
         if (this.stopped) return;
         const now = this.clock();
-        this.runAfter(now.getTime() + msUntilNextMinute(now));
+        const boundary = now.getTime() + msUntilNextMinute(now);
+        this.prepareBefore(boundary);
+        this.runAfter(boundary);
       });
+  }
+
+  /**
+   * Has the tick after `boundary` prepared READ_AHEAD_MS before it, or at
+   * once when less is left; a failed preparation is logged, and that tick
+   * reads in full.
+   */
+  private prepareBefore(boundary: number): void {
+    const onPrepare = this.onPrepare;
+    if (!onPrepare) return;
+    const delay = boundary - READ_AHEAD_MS - this.clock().getTime();
+    this.prepareTimer = setTimeout(
+      () => {
+        if (this.stopped) return;
+        this.preparing = onPrepare(new Date(boundary + AFTER_BOUNDARY_MS))
+          .catch(error =>
+            this.logger.warn('Preparing the next tick failed', {
+              error: (error as Error).message,
+            }),
+          )
+          .then(() => {
+            this.preparing = undefined;
+          });
+      },
+      Math.max(0, Math.ceil(delay / this.rate)),
+    );
   }
 
   /**

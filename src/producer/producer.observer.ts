@@ -138,6 +138,7 @@ export class ProducerObserver implements LifeCycleObserver {
       now => this.producer!.tick(now),
       this.logger,
       this.clockRate,
+      tickAt => this.producer!.prepare(tickAt),
     );
     this.ticker.start();
     this.cleanup = new CleanupTimer(

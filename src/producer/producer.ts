@@ -7,7 +7,8 @@ import {CronCache} from '../scheduling/compiled-cron';
 import {addMinutes, minuteSlot, planSlots} from '../scheduling/slots';
 import {SlotCalendars} from '../scheduling/calendar-match';
 import {LoadedCalendars, loadCalendars} from './calendar-loader';
-import {Candidate, loadCandidates} from './candidate';
+import {Candidate, loadCandidates, refreshCandidates} from './candidate';
+import {earlyEvaluationHolds, ReadAhead, ReadAheadUse} from './read-ahead';
 import {noticeMissedRuns} from '../notices/missed-runs-notice';
 import {endActiveWindows} from './window-ender';
 import {ConfirmedListener, publishClaims} from './claim-publisher';
@@ -66,6 +67,8 @@ export interface TickReport {
   slots_by_peers: number;
   /** Slots whose peer's lease expired unfinished, evaluated here instead. */
   slots_taken_over: number;
+  /** What the tick made of the reading done ahead of it. */
+  read_ahead: ReadAheadUse;
   swept: number;
   /** Unpublished claims older than the catch-up window, marked skipped. */
   skipped_stale: number;
@@ -80,6 +83,7 @@ type EvaluationCounts = Omit<
   | 'slots_by_peers'
   | 'slots_taken_over'
   | 'window_ended'
+  | 'read_ahead'
 >;
 
 const NOTHING_EVALUATED: EvaluationCounts = {
@@ -159,6 +163,10 @@ export class Producer {
   private readonly stopping = new AbortController();
   private readonly cache = new CronCache();
   private readonly warnedInvalid = new Set<string>();
+  /** The next tick's reading and evaluation, made ahead of it (`prepare`). */
+  private readAhead?: Promise<ReadAhead | undefined>;
+  /** What the running tick made of it. */
+  private readAheadUse: ReadAheadUse = 'none';
 
   constructor(
     private readonly pool: Pool,
@@ -180,8 +188,53 @@ export class Producer {
     this.stopping.abort();
   }
 
+  /**
+   * Reads and evaluates, a few seconds ahead, what the tick at `tickAt` will
+   * need, so that tick reads only what changed since. Nothing before the
+   * first tick (the slots to plan are not known yet). Never fails: a failed
+   * read is logged and the tick reads in full.
+   */
+  async prepare(tickAt: Date): Promise<void> {
+    if (!this.lastEvaluated) return;
+    const plan = planSlots(
+      tickAt,
+      this.lastEvaluated,
+      this.config.cronCatchUpMinutes,
+    );
+    if (plan.due.length === 0) return;
+    this.readAhead = this.readEarly(tickAt, plan.due).catch(error => {
+      this.logger.warn('Reading ahead of the tick failed: it reads in full', {
+        error: (error as Error).message,
+      });
+      return undefined;
+    });
+    await this.readAhead;
+  }
+
+  private async readEarly(tickAt: Date, slots: Date[]): Promise<ReadAhead> {
+    const candidates = await loadCandidates(this.pool);
+    const loaded = await loadCalendars(this.pool, candidates, this.cache);
+    const window = this.dueWindow(tickAt);
+    const evaluation = evaluateDue(
+      candidates,
+      slots,
+      window,
+      this.config.cronTimeZone,
+      this.cache,
+      new SlotCalendars(loaded.calendars, slots),
+    );
+    return {
+      slots,
+      window,
+      candidates,
+      calendarsVersion: loaded.version,
+      evaluation,
+    };
+  }
+
   async tick(now: Date): Promise<TickReport> {
     const started = process.hrtime.bigint();
+    this.readAheadUse = 'none';
     this.lastEvaluated ??= await this.sharedLastSlot();
     const plan = planSlots(
       now,
@@ -204,6 +257,7 @@ export class Producer {
       window_ended: windowEnded,
       slots_by_peers: leased.byPeers,
       slots_taken_over: leased.takenOver,
+      read_ahead: this.readAheadUse,
       swept: sweep.republished,
       skipped_stale: sweep.skipped,
       duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
@@ -316,7 +370,10 @@ export class Producer {
     slots: Date[],
     skippedSlots: Date[],
   ): Promise<EvaluationCounts> {
-    const candidates = await loadCandidates(this.pool);
+    const early = await this.takeReadAhead();
+    const {candidates, changed} = early
+      ? await refreshCandidates(this.pool, early.candidates)
+      : {candidates: await loadCandidates(this.pool), changed: 0};
     const loaded = await loadCalendars(this.pool, candidates, this.cache);
     if (skippedSlots.length > 0) {
       // A fire a calendar skips was never due: it is not a missed run.
@@ -328,14 +385,24 @@ export class Producer {
     }
     this.logCalendarProblems(loaded.problems);
     const window = this.dueWindow(now);
-    const evaluation = evaluateDue(
-      candidates,
-      slots,
-      window,
-      this.config.cronTimeZone,
-      this.cache,
-      new SlotCalendars(loaded.calendars, slots),
-    );
+    const holds =
+      early &&
+      earlyEvaluationHolds(
+        early,
+        {slots, window, calendarsVersion: loaded.version},
+        changed,
+      );
+    if (early) this.readAheadUse = holds ? 'reused' : 'refreshed';
+    const evaluation = holds
+      ? early.evaluation
+      : evaluateDue(
+          candidates,
+          slots,
+          window,
+          this.config.cronTimeZone,
+          this.cache,
+          new SlotCalendars(loaded.calendars, slots),
+        );
     this.logInvalid(evaluation.invalid);
     const missed = await this.disableMissed(evaluation.missed);
     const late = this.lateActivations(window, slots[0], candidates, loaded);
@@ -408,6 +475,16 @@ export class Producer {
       new SlotCalendars(loaded.calendars, [slot]),
     );
     return {slot, due};
+  }
+
+  /**
+   * The reading made ahead of this tick, once: a second evaluation in the
+   * same tick (a peer's slot taken over) reads in full.
+   */
+  private async takeReadAhead(): Promise<ReadAhead | undefined> {
+    const early = this.readAhead;
+    this.readAhead = undefined;
+    return early;
   }
 
   /** The minutes runs may still be fired for: the catch-up window. */

@@ -196,6 +196,38 @@ describe('producer (cron-scheduler)', () => {
     expect(await executionRows()).to.have.length(200);
   });
 
+  it('claims runs beyond one claim batch of 5,000, each once, with the next batch sent while the last is read', async () => {
+    await bulkInsertSchedulers(10_001, '* * * * *');
+    await sql(
+      `INSERT INTO producer_state (name, last_slot)
+       VALUES ('ticks', '2026-11-21T10:00:00Z')`,
+    );
+    const p = await producer({cronCatchUpMinutes: 1});
+    // A catch-up of two minutes: each minute in three batches.
+    const report = await p.producer.tick(at('2026-11-21T10:02:05Z'));
+    expect(report).to.containDeep({
+      slots: 2,
+      due: 20_002,
+      claimed: 20_002,
+      published: 20_002,
+    });
+    const [counts] = await sql<{
+      runs: number;
+      distinct_runs: number;
+      published: number;
+    }>(
+      `SELECT count(*)::int AS runs,
+              count(DISTINCT (scheduler_id, execution_key))::int AS distinct_runs,
+              count(*) FILTER (WHERE status = 'published')::int AS published
+         FROM scheduler_execution`,
+    );
+    expect(counts).to.deepEqual({
+      runs: 20_002,
+      distinct_runs: 20_002,
+      published: 20_002,
+    });
+  });
+
   it('takes over the slot of a peer whose lease expired unfinished (the peer died mid-tick)', async () => {
     await bulkInsertSchedulers(5, '* * * * *');
     await sql(

@@ -1,5 +1,9 @@
 import {expect, sinon} from '@loopback/testlab';
-import {AFTER_BOUNDARY_MS, MinuteTicker} from '../../producer/minute-ticker';
+import {
+  AFTER_BOUNDARY_MS,
+  MinuteTicker,
+  READ_AHEAD_MS,
+} from '../../producer/minute-ticker';
 import {LogCapture} from '../fixtures/log-capture';
 
 describe('MinuteTicker', () => {
@@ -143,5 +147,121 @@ describe('MinuteTicker', () => {
     expect(finished).to.be.true();
     await clock.tickAsync(120_000);
     expect(calls).to.equal(1);
+  });
+
+  describe('reading ahead', () => {
+    it("prepares each next tick READ_AHEAD_MS before its boundary, with that tick's time", async () => {
+      const events: string[] = [];
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async now => events.push(`tick ${iso([now])[0]}`),
+        new LogCapture().logger,
+        1,
+        async tickAt =>
+          events.push(
+            `prepare at ${iso([new Date()])[0]} for ${iso([tickAt])[0]}`,
+          ),
+      );
+      ticker.start();
+      await clock.tickAsync(0);
+      await clock.tickAsync(2 * 60_000);
+      await ticker.stop();
+      expect(READ_AHEAD_MS).to.equal(3000);
+      expect(events).to.deepEqual([
+        'tick 10:00:42.000',
+        'prepare at 10:00:57.000 for 10:01:00.010',
+        'tick 10:01:00.010',
+        'prepare at 10:01:57.000 for 10:02:00.010',
+        'tick 10:02:00.010',
+      ]);
+    });
+
+    it('prepares at once when a slow tick ends within READ_AHEAD_MS of the boundary', async () => {
+      const events: string[] = [];
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async now => {
+          events.push(`tick ${iso([now])[0]}`);
+          if (events.length === 1)
+            await new Promise(resolve => setTimeout(resolve, 17_000));
+        },
+        new LogCapture().logger,
+        1,
+        async tickAt =>
+          events.push(
+            `prepare at ${iso([new Date()])[0]} for ${iso([tickAt])[0]}`,
+          ),
+      );
+      ticker.start();
+      await clock.tickAsync(20_000);
+      await ticker.stop();
+      expect(events).to.deepEqual([
+        'tick 10:00:42.000',
+        'prepare at 10:00:59.001 for 10:01:00.010',
+        'tick 10:01:00.010',
+      ]);
+    });
+
+    it('logs a failed preparation and ticks on', async () => {
+      const logs = new LogCapture();
+      let ticks = 0;
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async () => ticks++,
+        logs.logger,
+        1,
+        async () => {
+          throw new Error('database unreachable');
+        },
+      );
+      ticker.start();
+      await clock.tickAsync(60_000);
+      await ticker.stop();
+      expect(ticks).to.equal(2);
+      expect(logs.find('Preparing the next tick failed')[0]).to.containDeep({
+        level: 'warn',
+        error: 'database unreachable',
+      });
+    });
+
+    it('stop() cancels a preparation not yet started and waits for one in flight', async () => {
+      let prepared = 0;
+      let finished = false;
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async () => undefined,
+        new LogCapture().logger,
+        1,
+        async () => {
+          prepared++;
+          await new Promise(resolve => setTimeout(resolve, 2000));
+          finished = true;
+        },
+      );
+      ticker.start();
+      await clock.tickAsync(15_500);
+      expect(prepared).to.equal(1);
+      const stopped = ticker.stop();
+      await clock.tickAsync(2000);
+      await stopped;
+      expect(finished).to.be.true();
+
+      // 10:01:30: the next preparation is due at 10:01:57, after the stop.
+      await clock.tickAsync(30_000);
+      const idle = new MinuteTicker(
+        () => new Date(),
+        async () => undefined,
+        new LogCapture().logger,
+        1,
+        async () => {
+          prepared++;
+        },
+      );
+      idle.start();
+      await clock.tickAsync(1000);
+      await idle.stop();
+      await clock.tickAsync(60_000);
+      expect(prepared).to.equal(1);
+    });
   });
 });
