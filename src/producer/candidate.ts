@@ -75,6 +75,11 @@ export async function refreshCandidates(
     }
   }
   const gone = earlier.length - candidates.length - changedInPlace;
+  if (reread.length > rows.length / 2) {
+    // Most rows changed (a bulk import, a table rewrite): one full read is
+    // cheaper than sending their ids back.
+    return {candidates: await loadCandidates(pool), changed: rows.length};
+  }
   if (reread.length > 0) {
     // Read again, not from the version list: a row may have changed again,
     // or stopped being a candidate, since; this read has its current state.

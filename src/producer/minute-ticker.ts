@@ -96,7 +96,9 @@ export class MinuteTicker {
     const delay = boundary - READ_AHEAD_MS - this.clock().getTime();
     this.prepareTimer = setTimeout(
       () => {
-        if (this.stopped) return;
+        // One at a time: a preparation still under way (a database slower
+        // than a minute) is not joined by another.
+        if (this.stopped || this.preparing) return;
         this.preparing = onPrepare(new Date(boundary + AFTER_BOUNDARY_MS))
           .catch(error =>
             this.logger.warn('Preparing the next tick failed', {

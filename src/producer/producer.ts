@@ -163,8 +163,11 @@ export class Producer {
   private readonly stopping = new AbortController();
   private readonly cache = new CronCache();
   private readonly warnedInvalid = new Set<string>();
-  /** The next tick's reading and evaluation, made ahead of it (`prepare`). */
-  private readAhead?: Promise<ReadAhead | undefined>;
+  /**
+   * The next tick's reading and evaluation, made ahead of it (`prepare`):
+   * unset until the read is done, so a tick never waits for a slow one.
+   */
+  private readAhead?: ReadAhead;
   /** What the running tick made of it. */
   private readAheadUse: ReadAheadUse = 'none';
 
@@ -195,6 +198,7 @@ export class Producer {
    * read is logged and the tick reads in full.
    */
   async prepare(tickAt: Date): Promise<void> {
+    this.readAhead = undefined;
     if (!this.lastEvaluated) return;
     const plan = planSlots(
       tickAt,
@@ -202,13 +206,13 @@ export class Producer {
       this.config.cronCatchUpMinutes,
     );
     if (plan.due.length === 0) return;
-    this.readAhead = this.readEarly(tickAt, plan.due).catch(error => {
+    try {
+      this.readAhead = await this.readEarly(tickAt, plan.due);
+    } catch (error) {
       this.logger.warn('Reading ahead of the tick failed: it reads in full', {
         error: (error as Error).message,
       });
-      return undefined;
-    });
-    await this.readAhead;
+    }
   }
 
   private async readEarly(tickAt: Date, slots: Date[]): Promise<ReadAhead> {
@@ -370,7 +374,7 @@ export class Producer {
     slots: Date[],
     skippedSlots: Date[],
   ): Promise<EvaluationCounts> {
-    const early = await this.takeReadAhead();
+    const early = this.takeReadAhead();
     const {candidates, changed} = early
       ? await refreshCandidates(this.pool, early.candidates)
       : {candidates: await loadCandidates(this.pool), changed: 0};
@@ -479,9 +483,11 @@ export class Producer {
 
   /**
    * The reading made ahead of this tick, once: a second evaluation in the
-   * same tick (a peer's slot taken over) reads in full.
+   * same tick (a peer's slot taken over) reads in full. One still under way
+   * is not waited for (the database may be slow now): it is left to finish
+   * and the tick reads in full.
    */
-  private async takeReadAhead(): Promise<ReadAhead | undefined> {
+  private takeReadAhead(): ReadAhead | undefined {
     const early = this.readAhead;
     this.readAhead = undefined;
     return early;

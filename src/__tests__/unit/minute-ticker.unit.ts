@@ -224,6 +224,28 @@ describe('MinuteTicker', () => {
       });
     });
 
+    it('never starts a preparation while the last one is still under way', async () => {
+      const started: string[] = [];
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async () => undefined,
+        new LogCapture().logger,
+        1,
+        async () => {
+          started.push(iso([new Date()])[0]);
+          // Slower than a minute: the database hangs.
+          await new Promise(resolve => setTimeout(resolve, 100_000));
+        },
+      );
+      ticker.start();
+      await clock.tickAsync(3 * 60_000);
+      const stopped = ticker.stop();
+      await clock.tickAsync(100_000);
+      await stopped;
+      // 10:01:57 finds the first still under way (until 10:02:37).
+      expect(started).to.deepEqual(['10:00:57.000', '10:02:57.000']);
+    });
+
     it('stop() cancels a preparation not yet started and waits for one in flight', async () => {
       let prepared = 0;
       let finished = false;
