@@ -168,6 +168,13 @@ export class Producer {
    * unset until the read is done, so a tick never waits for a slow one.
    */
   private readAhead?: ReadAhead;
+  /**
+   * Whether the last tick that planned slots evaluated one itself: only
+   * then is the next minute read ahead. In a fleet that is the producer
+   * that took the last lease, which usually takes the next; its peers read
+   * nothing ahead, and one that does take a lease reads in full.
+   */
+  private evaluatedOwnSlot = false;
   /** What the running tick made of it. */
   private readAheadUse: ReadAheadUse = 'none';
 
@@ -199,7 +206,7 @@ export class Producer {
    */
   async prepare(tickAt: Date): Promise<void> {
     this.readAhead = undefined;
-    if (!this.lastEvaluated) return;
+    if (!this.lastEvaluated || !this.evaluatedOwnSlot) return;
     const plan = planSlots(
       tickAt,
       this.lastEvaluated,
@@ -255,6 +262,7 @@ export class Producer {
     const leased = own
       ? await this.evaluatePeerSlots(now, plan.due, own)
       : {counts: NOTHING_EVALUATED, byPeers: 0, takenOver: 0};
+    if (own) this.evaluatedOwnSlot = own.mine.length + leased.takenOver > 0;
     const windowEnded = own ? await this.endWindows(plan.due) : 0;
     const full: TickReport = {
       ...leased.counts,

@@ -228,6 +228,34 @@ describe('producer: reading ahead of the tick', () => {
     expect(await published()).to.deepEqual([id]);
   });
 
+  it('reads ahead only in the producer that evaluated the last minute itself, not in its peers', async () => {
+    const [id] = await insertSchedulers([{schedule: '* * * * *'}]);
+    const peer = await givenProducer({cronCatchUpMinutes: 0}, 'peer');
+    try {
+      await p.producer.tick(FIRST);
+      // The fleet's last slot is 10:00 already: the peer evaluates nothing.
+      const peerReport = await peer.producer.tick(FIRST);
+      expect(peerReport).to.containDeep({slots: 0, claimed: 0});
+      const peerQueries = sinon.spy(peer.pool, 'query');
+      await peer.producer.prepare(NEXT_TICK);
+      expect(peerQueries.callCount).to.equal(0);
+      await p.producer.prepare(NEXT_TICK);
+      // The peer's tick comes first this time: it takes the lease and
+      // reads in full.
+      const report = await peer.producer.tick(NEXT_TICK);
+      expect(report).to.containDeep({read_ahead: 'none', claimed: 1});
+      await drainQueue(TASK_QUEUE);
+      // Having evaluated a minute itself, it reads the next one ahead.
+      await peer.producer.prepare(at('2026-11-21T10:02:00.010Z'));
+      const next = await peer.producer.tick(at('2026-11-21T10:02:00.010Z'));
+      expect(next).to.containDeep({read_ahead: 'reused', claimed: 1});
+      expect(await published()).to.deepEqual([id]);
+    } finally {
+      sinon.restore();
+      await peer.stop();
+    }
+  });
+
   it('reads nothing ahead before its first tick', async () => {
     await insertSchedulers([{schedule: '* * * * *'}]);
     const query = sinon.spy(p.pool, 'query');
