@@ -17,6 +17,7 @@ import {
   DueRun,
   DueWindow,
   evaluateDue,
+  Evaluation,
   InvalidRow,
   MissedOneTime,
 } from './due-evaluator';
@@ -226,14 +227,7 @@ export class Producer {
     const candidates = await loadCandidates(this.pool);
     const loaded = await loadCalendars(this.pool, candidates, this.cache);
     const window = this.dueWindow(tickAt);
-    const evaluation = evaluateDue(
-      candidates,
-      slots,
-      window,
-      this.config.cronTimeZone,
-      this.cache,
-      new SlotCalendars(loaded.calendars, slots),
-    );
+    const evaluation = this.evaluateSlots(candidates, slots, window, loaded);
     return {
       slots,
       window,
@@ -407,14 +401,7 @@ export class Producer {
     if (early) this.readAheadUse = holds ? 'reused' : 'refreshed';
     const evaluation = holds
       ? early.evaluation
-      : evaluateDue(
-          candidates,
-          slots,
-          window,
-          this.config.cronTimeZone,
-          this.cache,
-          new SlotCalendars(loaded.calendars, slots),
-        );
+      : this.evaluateSlots(candidates, slots, window, loaded);
     this.logInvalid(evaluation.invalid);
     const missed = await this.disableMissed(evaluation.missed);
     const late = this.lateActivations(window, slots[0], candidates, loaded);
@@ -449,6 +436,23 @@ export class Producer {
     };
   }
 
+  /** What is due of `candidates` in `slots`, in the producer's zone and calendars. */
+  private evaluateSlots(
+    candidates: Candidate[],
+    slots: Date[],
+    window: DueWindow,
+    loaded: LoadedCalendars,
+  ): Evaluation {
+    return evaluateDue(
+      candidates,
+      slots,
+      window,
+      this.config.cronTimeZone,
+      this.cache,
+      new SlotCalendars(loaded.calendars, slots),
+    );
+  }
+
   /**
    * The runs, in the minute before `first`, of recurring schedulers
    * activated within LATE_ACTIVATION_MS before that minute: its tick may
@@ -478,14 +482,7 @@ export class Producer {
       );
     });
     if (recent.length === 0) return {slot, due: []};
-    const {due} = evaluateDue(
-      recent,
-      [slot],
-      window,
-      this.config.cronTimeZone,
-      this.cache,
-      new SlotCalendars(loaded.calendars, [slot]),
-    );
+    const {due} = this.evaluateSlots(recent, [slot], window, loaded);
     return {slot, due};
   }
 
