@@ -22,11 +22,13 @@ export interface Candidate {
   version?: string;
 }
 
+/** The candidate rows: both reads of a refresh must name the same set. */
+const CANDIDATE_ROWS = 'FROM scheduler WHERE status AND NOT stay_alive';
+
 const CANDIDATES = `
   SELECT id, schedule, date_time, timezone, activated_at, updated_at,
          calendar_ids, starts_at, ends_at, xmin::text AS version
-    FROM scheduler
-   WHERE status AND NOT stay_alive`;
+    ${CANDIDATE_ROWS}`;
 
 /**
  * Loaded on every tick, so a change of schedule or status applies at the
@@ -40,8 +42,8 @@ export async function loadCandidates(pool: Pool): Promise<Candidate[]> {
 /** Candidates as they are now, from a read made earlier. */
 export interface RefreshedCandidates {
   candidates: Candidate[];
-  /** Candidates added, changed or gone since the earlier read. */
-  changed: number;
+  /** Whether any candidate was added, changed or gone since the earlier read. */
+  changed: boolean;
 }
 
 /**
@@ -58,27 +60,23 @@ export async function refreshCandidates(
   earlier: Candidate[],
 ): Promise<RefreshedCandidates> {
   const {rows} = await pool.query<{id: number; version: string}>(
-    `SELECT id, xmin::text AS version FROM scheduler
-      WHERE status AND NOT stay_alive`,
+    `SELECT id, xmin::text AS version ${CANDIDATE_ROWS}`,
   );
   const earlierById = new Map<number, Candidate>();
   for (const candidate of earlier) earlierById.set(candidate.id, candidate);
   const candidates: Candidate[] = [];
   const reread: number[] = [];
-  let changedInPlace = 0;
   for (const row of rows) {
     const known = earlierById.get(row.id);
     if (known?.version === row.version) candidates.push(known);
-    else {
-      reread.push(row.id);
-      if (known) changedInPlace++;
-    }
+    else reread.push(row.id);
   }
-  const gone = earlier.length - candidates.length - changedInPlace;
+  // Fewer kept than read earlier: some changed or are gone.
+  const changed = reread.length > 0 || candidates.length < earlier.length;
   if (reread.length > rows.length / 2) {
     // Most rows changed (a bulk import, a table rewrite): one full read is
     // cheaper than sending their ids back.
-    return {candidates: await loadCandidates(pool), changed: rows.length};
+    return {candidates: await loadCandidates(pool), changed};
   }
   if (reread.length > 0) {
     // Read again, not from the version list: a row may have changed again,
@@ -89,5 +87,5 @@ export async function refreshCandidates(
     );
     candidates.push(...fresh.rows);
   }
-  return {candidates, changed: reread.length + gone};
+  return {candidates, changed};
 }

@@ -379,7 +379,7 @@ export class Producer {
     const early = this.takeReadAhead();
     const {candidates, changed} = early
       ? await refreshCandidates(this.pool, early.candidates)
-      : {candidates: await loadCandidates(this.pool), changed: 0};
+      : {candidates: await loadCandidates(this.pool), changed: true};
     const loaded = await loadCalendars(this.pool, candidates, this.cache);
     if (skippedSlots.length > 0) {
       // A fire a calendar skips was never due: it is not a missed run.

@@ -31,10 +31,10 @@ export type ReadAheadUse =
 export function earlyEvaluationHolds(
   early: ReadAhead,
   now: {slots: Date[]; window: DueWindow; calendarsVersion: string},
-  candidatesChanged: number,
+  candidatesChanged: boolean,
 ): boolean {
   return (
-    candidatesChanged === 0 &&
+    !candidatesChanged &&
     early.calendarsVersion === now.calendarsVersion &&
     sameInstants(early.slots, now.slots) &&
     sameInstants(
