@@ -10,8 +10,8 @@ export const UPCOMING_HORIZON_DAYS = 5 * 366;
  * The next `count` slots after `after` in which the producer would fire
  * `cron` in `timeZone`: the producer's own rule (`recurringDue` on each
  * slot's wall clock, DST catch-up and repeated hours included), not a second
- * implementation. Hours and days that cannot match are skipped whole, unless
- * the zone's offset changes inside them (then every minute is checked).
+ * implementation. Days, hours and minutes that cannot match are skipped whole,
+ * unless the zone's offset changes inside them (then every minute is checked).
  */
 export function upcomingRuns(
   cron: CompiledCron,
@@ -59,9 +59,17 @@ export function upcomingRuns(
       }
     }
     if (!dayMatches || !cron.hours[wall.hour]) {
-      const toNextHour = jump(slot, 60 - wall.minute);
+      const hours = dayMatches ? hoursToMatch(cron, wall.hour) : 1;
+      const toNextHour = jump(slot, hours * 60 - wall.minute);
       if (toNextHour) {
         slot = toNextHour;
+        continue;
+      }
+    }
+    if (!cron.minutes[wall.minute]) {
+      const toNextMinute = jump(slot, minutesToMatch(cron, wall.minute));
+      if (toNextMinute) {
+        slot = toNextMinute;
         continue;
       }
     }
@@ -69,4 +77,18 @@ export function upcomingRuns(
     slot = addMinutes(slot, 1);
   }
   return runs;
+}
+
+/** Hours from `hour` to the next one the cron matches, or to midnight. */
+function hoursToMatch(cron: CompiledCron, hour: number): number {
+  let next = hour + 1;
+  while (next < 24 && !cron.hours[next]) next++;
+  return next - hour;
+}
+
+/** Minutes from `minute` to the next one the cron matches, or to the hour's end. */
+function minutesToMatch(cron: CompiledCron, minute: number): number {
+  let next = minute + 1;
+  while (next < 60 && !cron.minutes[next]) next++;
+  return next - minute;
 }

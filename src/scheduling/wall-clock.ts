@@ -52,9 +52,73 @@ function fromUtcFields(date: Date): WallTime {
   };
 }
 
-/** The wall-clock minute of `instant` in `timeZone`. */
+/**
+ * The wall-clock minute of `instant` in `timeZone`. A whole-minute instant
+ * is read from the zone's offset over its UTC day (or hour, on a day the
+ * offset changes), asked of Intl once per day and zone: a look five years
+ * ahead walks hundreds of thousands of minutes, and Intl costs 5-10 µs a
+ * call where this costs two lookups.
+ */
 export function wallTimeAt(instant: Date, timeZone: string): WallTime {
   if (timeZone === 'UTC') return fromUtcFields(instant);
+  const time = instant.getTime();
+  if (Number.isInteger(time / MINUTE_MS)) {
+    const offset = steadyOffset(time, timeZone);
+    if (offset !== null) return fromUtcFields(new Date(time + offset));
+  }
+  return intlWallTimeAt(instant, timeZone);
+}
+
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+/** Offsets remembered over all zones before the memo starts afresh. */
+const OFFSET_MEMO_LIMIT = 200_000;
+/** Zone → the first or last minute of a UTC day or hour → the zone's offset then. */
+const boundaryOffsets = new Map<string, Map<number, number>>();
+let offsetsRemembered = 0;
+
+/**
+ * The zone's offset (wall minus UTC, ms) when it is the same at both ends
+ * of the UTC day holding `time`, else of its hour; null when it changes
+ * within that hour too (then each minute asks Intl). Like the look ahead's
+ * jumps, this takes no zone to change its offset twice within a day. For a
+ * whole-minute instant t, wall = t + offset holds even for old local mean
+ * time offsets with seconds: Intl shows the wall minute floored.
+ */
+function steadyOffset(time: number, timeZone: string): number | null {
+  const day = Math.floor(time / DAY_MS) * DAY_MS;
+  const atDay = boundaryOffset(day, timeZone);
+  // The next day's first minute, shared with it: a change at midnight UTC
+  // only sends this day to its hours.
+  if (atDay === boundaryOffset(day + DAY_MS, timeZone)) return atDay;
+  // Its own last minute: most changes fall on a whole UTC hour, and the
+  // hour before one keeps its offset to the end.
+  const hour = Math.floor(time / HOUR_MS) * HOUR_MS;
+  const atHour = boundaryOffset(hour, timeZone);
+  return atHour === boundaryOffset(hour + HOUR_MS - MINUTE_MS, timeZone)
+    ? atHour
+    : null;
+}
+
+function boundaryOffset(time: number, timeZone: string): number {
+  let ofZone = boundaryOffsets.get(timeZone);
+  if (!ofZone) boundaryOffsets.set(timeZone, (ofZone = new Map()));
+  let offset = ofZone.get(time);
+  if (offset === undefined) {
+    offset =
+      wallMinute(intlWallTimeAt(new Date(time), timeZone)) * MINUTE_MS - time;
+    if (++offsetsRemembered > OFFSET_MEMO_LIMIT) {
+      boundaryOffsets.clear();
+      offsetsRemembered = 1;
+      boundaryOffsets.set(timeZone, (ofZone = new Map()));
+    }
+    ofZone.set(time, offset);
+  }
+  return offset;
+}
+
+/** The wall-clock minute as Intl formats it: the reference for every zone. */
+export function intlWallTimeAt(instant: Date, timeZone: string): WallTime {
   const parts: Record<string, number> = {};
   for (const part of formatterFor(timeZone).formatToParts(instant)) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);

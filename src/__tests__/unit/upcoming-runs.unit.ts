@@ -37,6 +37,13 @@ describe('upcoming runs (the producer rule, with whole hours and days skipped)',
     ['0,30 2 * * *', 'Australia/Lord_Howe', '2026-10-01T00:00:00Z'],
     ['0 0 1,15 * *', 'UTC', '2026-11-10T00:00:00Z'],
     ['0 12 * * 0', 'Pacific/Auckland', '2026-09-20T00:00:00Z'],
+    // Minutes skipped to the next match, across changes at odd UTC minutes.
+    ['5,35 * * * *', 'Australia/Lord_Howe', '2026-10-01T00:00:00Z'],
+    ['5,35 * * * *', 'Australia/Lord_Howe', '2027-03-30T00:00:00Z'],
+    ['*/7 1-3 * * *', 'America/New_York', '2026-10-30T00:00:00Z'],
+    ['45 2 * * *', 'America/St_Johns', '2027-03-10T00:00:00Z'],
+    ['59 * * * *', 'Pacific/Chatham', '2027-04-01T00:00:00Z'],
+    ['0 3,15 * * *', 'Europe/Berlin', '2027-03-25T00:00:00Z'],
   ];
   for (const [expression, zone, from] of cases) {
     it(`lists "${expression}" in ${zone} as checking every minute would`, () => {
