@@ -3,6 +3,7 @@ import runner from 'node-pg-migrate';
 import {Client} from 'pg';
 import type {Logger} from '../logging/logger';
 import {ensureDatabase} from './database-admin';
+import {refreshKnownTimeZones} from './known-time-zones';
 
 /** Plain SQL files, applied in the order of their timestamp prefix. */
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../migrations');
@@ -53,6 +54,10 @@ export async function migrateDatabase(
     });
     const names = applied.map(migration => migration.name);
     logger.info('Migrations applied', {count: names.length, migrations: names});
+    const zones = await refreshKnownTimeZones(client);
+    if (zones.added + zones.removed > 0) {
+      logger.info('Time zone names brought up to date', zones);
+    }
     return {databaseCreated, applied: names};
   } finally {
     // Ending the session releases the advisory lock as well.

@@ -1,6 +1,7 @@
 import {expect} from '@loopback/testlab';
 import {dropDatabase} from '../../database/database-admin';
 import {readdirSync} from 'node:fs';
+import type {Client} from 'pg';
 import {MIGRATIONS_DIR, migrateDatabase} from '../../database/migration-runner';
 import {RESOURCES} from '../../resources';
 import {LogCapture} from '../fixtures/log-capture';
@@ -43,6 +44,65 @@ describe('migrations (npm run migrate)', () => {
       first.applied.length,
       0,
     ]);
+  });
+
+  it('keeps the zone names the scheduler check reads in line with PostgreSQL, and checks a name they lack the slow way', async () => {
+    // Runs after the first test: the database is migrated.
+    const count = (client: Client, from: string) =>
+      client
+        .query<{n: number}>(`SELECT count(*)::int AS n FROM ${from}`)
+        .then(result => result.rows[0].n);
+    const known = (client: Client, zone: string) =>
+      client
+        .query<{known: boolean}>('SELECT is_known_time_zone($1) AS known', [
+          zone,
+        ])
+        .then(result => result.rows[0].known);
+    const insertZoned = (client: Client, zone: string) =>
+      client.query(
+        `WITH r AS (INSERT INTO report (name, controller) VALUES ('r', 'R') RETURNING id)
+         INSERT INTO scheduler (description, schedule, report_id, stay_alive, timezone)
+         SELECT 'zoned', '0 9 * * *', r.id, false, $1 FROM r`,
+        [zone],
+      );
+    await withClient(databaseUrl, async client => {
+      expect(await count(client, 'known_time_zone')).to.equal(
+        await count(
+          client,
+          '(SELECT DISTINCT lower(name) FROM pg_timezone_names) AS listed',
+        ),
+      );
+      // As after a zone data upgrade: a name added, one withdrawn.
+      await client.query(
+        `DELETE FROM known_time_zone WHERE name = 'europe/berlin'`,
+      );
+      await client.query(
+        `INSERT INTO known_time_zone (name) VALUES ('mars/olympus')`,
+      );
+      expect(await known(client, 'Europe/Berlin')).to.be.true();
+      await insertZoned(client, 'Europe/Berlin');
+      for (const refused of ['Europe/Berln', 'posix/Europe/Berlin', 'Factory'])
+        await expect(insertZoned(client, refused)).to.be.rejectedWith({
+          constraint: 'scheduler_timezone_known',
+        });
+    });
+
+    const logs = new LogCapture();
+    await migrateDatabase(databaseUrl, logs.logger);
+    expect(logs.find('Time zone names brought up to date')).to.containDeep([
+      {added: 1, removed: 1},
+    ]);
+    await withClient(databaseUrl, async client => {
+      expect(await known(client, 'europe/BERLIN')).to.be.true();
+      await expect(insertZoned(client, 'Mars/Olympus')).to.be.rejectedWith(
+        /unknown time zone "Mars\/Olympus"/,
+      );
+      const {rows} = await client.query<{name: string}>(
+        `SELECT name FROM known_time_zone
+          WHERE name IN ('europe/berlin', 'mars/olympus')`,
+      );
+      expect(rows.map(row => row.name)).to.deepEqual(['europe/berlin']);
+    });
   });
 
   it('applies each migration exactly once when two runs race (advisory lock)', async () => {
