@@ -17,10 +17,9 @@ INSERT INTO known_time_zone (name)
 CREATE OR REPLACE FUNCTION is_known_time_zone(zone text) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-  IF zone IS NULL THEN
-    RETURN NULL;
-  END IF;
-  IF zone !~ '^[A-Za-z0-9_+/-]{1,64}$'
+  -- NULL is no known zone, as before (the trigger lets a NULL zone through
+  -- before asking).
+  IF zone IS NULL OR zone !~ '^[A-Za-z0-9_+/-]{1,64}$'
      OR zone ~* '^(posix|right)/'
      OR lower(zone) IN ('factory', 'localtime', 'posixrules') THEN
     RETURN false;

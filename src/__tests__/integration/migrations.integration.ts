@@ -52,7 +52,7 @@ describe('migrations (npm run migrate)', () => {
       client
         .query<{n: number}>(`SELECT count(*)::int AS n FROM ${from}`)
         .then(result => result.rows[0].n);
-    const known = (client: Client, zone: string) =>
+    const known = (client: Client, zone: string | null) =>
       client
         .query<{known: boolean}>('SELECT is_known_time_zone($1) AS known', [
           zone,
@@ -80,6 +80,7 @@ describe('migrations (npm run migrate)', () => {
         `INSERT INTO known_time_zone (name) VALUES ('mars/olympus')`,
       );
       expect(await known(client, 'Europe/Berlin')).to.be.true();
+      expect(await known(client, null)).to.be.false();
       await insertZoned(client, 'Europe/Berlin');
       for (const refused of ['Europe/Berln', 'posix/Europe/Berlin', 'Factory'])
         await expect(insertZoned(client, refused)).to.be.rejectedWith({

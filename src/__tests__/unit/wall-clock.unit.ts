@@ -111,6 +111,9 @@ describe('wall clock (the memo of offsets against Intl)', () => {
       ['1930-06-01T12:00:40Z', 'Europe/Amsterdam'],
       ['1900-01-01T00:00:00Z', 'Asia/Kolkata'],
       ['2026-11-27T16:07:00Z', 'Asia/Kathmandu'],
+      // The last instant a Date holds: its next day is none (review).
+      ['+275760-09-13T00:00:00.000Z', 'Europe/Berlin'],
+      ['-271821-04-20T00:00:00.000Z', 'America/New_York'],
     ];
     for (const [iso, zone] of cases) {
       const at = new Date(iso);
