@@ -1,6 +1,6 @@
 import {expect} from '@loopback/testlab';
 import {execFile} from 'node:child_process';
-import {mkdtempSync, rmSync} from 'node:fs';
+import {mkdtempSync, readdirSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
 import {promisify} from 'node:util';
@@ -48,8 +48,8 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
     dumpDir = mkdtempSync(path.join(tmpdir(), 'task-scheduler-dump-'));
     const logger = new LogCapture('error').logger;
     await migrateDatabase(oldUrl, logger);
-    // The database as the previous release left it: without 1796000000000
-    // and 1796000000001.
+    // The database as the previous release left it: without 1796000000000,
+    // 1796000000001 and every migration after them.
     const c = new Client({connectionString: oldUrl});
     await c.connect();
     try {
@@ -59,7 +59,9 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
         dir: MIGRATIONS_DIR,
         ignorePattern: '(?!.*\\.sql$).*',
         direction: 'down',
-        count: 2,
+        count: readdirSync(MIGRATIONS_DIR).filter(
+          file => file.endsWith('.sql') && file >= '1796000000000',
+        ).length,
         migrationsTable: MIGRATIONS_TABLE,
         singleTransaction: true,
         logger: {debug() {}, info() {}, warn() {}, error() {}},
@@ -137,16 +139,20 @@ describe('lost-run sweep after a restore of a dump older than ledger_epoch', fun
       oldUrl,
       dump,
     ]).catch(() => undefined);
-    // The dump has no ledger_epoch: --clean leaves the table, and the
-    // restored migrations table no longer records its migration.
+    // The dump has no ledger_epoch nor known_time_zone: --clean leaves both
+    // tables, and the restored migrations table no longer records theirs.
     expect(
       await sqlAt(
         oldUrl,
         `SELECT to_regclass('ledger_epoch')::text AS t,
+                to_regclass('known_time_zone')::text AS zones,
                 (SELECT count(*) FROM pgmigrations
-                  WHERE name = '1796000000000_lost-run-resend')::int AS recorded`,
+                  WHERE name IN ('1796000000000_lost-run-resend',
+                                 '1796100000000_known-time-zone-names'))::int AS recorded`,
       ),
-    ).to.deepEqual([{t: 'ledger_epoch', recorded: 0}]);
+    ).to.deepEqual([
+      {t: 'ledger_epoch', zones: 'known_time_zone', recorded: 0},
+    ]);
     const error = await migrateDatabase(
       oldUrl,
       new LogCapture('error').logger,
