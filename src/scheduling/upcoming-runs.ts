@@ -1,7 +1,7 @@
 import {CompiledCron, cronMatchesDay} from './compiled-cron';
 import {recurringDue} from './due';
 import {addMinutes, MINUTE_MS, minuteSlot} from './slots';
-import {slotClock, wallTimeAt} from './wall-clock';
+import {slotClock, wallMinute, wallTimeAt} from './wall-clock';
 
 /** How far ahead upcoming runs are looked for (a yearly schedule lists five). */
 export const UPCOMING_HORIZON_DAYS = 5 * 366;
@@ -23,17 +23,8 @@ export function upcomingRuns(
   const runs: Date[] = [];
   const end = after.getTime() + horizonDays * 24 * 60 * MINUTE_MS;
   // Offset of the zone at an instant, in minutes (wall minus UTC).
-  const offsetAt = (t: number) => {
-    const wall = wallTimeAt(new Date(t), timeZone);
-    const wallMs = Date.UTC(
-      wall.year,
-      wall.month - 1,
-      wall.day,
-      wall.hour,
-      wall.minute,
-    );
-    return Math.round((wallMs - t) / MINUTE_MS);
-  };
+  const offsetAt = (t: number) =>
+    Math.round(wallMinute(wallTimeAt(new Date(t), timeZone)) - t / MINUTE_MS);
   /**
    * Jumps `minutes` ahead when the offset does not change on the way, nor
    * just before `from` (the first slot after a spring-forward gap fires the

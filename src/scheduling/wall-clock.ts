@@ -138,7 +138,7 @@ export function intlWallTimeAt(instant: Date, timeZone: string): WallTime {
 }
 
 /** Minutes since the epoch as if the wall time were UTC: for wall-clock arithmetic. */
-function wallMinute(wall: WallTime): number {
+export function wallMinute(wall: WallTime): number {
   return (
     Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute) /
     MINUTE_MS

@@ -1,20 +1,16 @@
 import {expect} from '@loopback/testlab';
-import {intlWallTimeAt, wallTimeAt} from '../../scheduling/wall-clock';
+import {
+  intlWallTimeAt,
+  wallMinute,
+  wallTimeAt,
+} from '../../scheduling/wall-clock';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /** Wall minus UTC in minutes, as Intl alone says. */
 function intlOffset(time: number, zone: string): number {
-  const wall = intlWallTimeAt(new Date(time), zone);
-  const wallMs = Date.UTC(
-    wall.year,
-    wall.month - 1,
-    wall.day,
-    wall.hour,
-    wall.minute,
-  );
-  return Math.round((wallMs - time) / MINUTE_MS);
+  return wallMinute(intlWallTimeAt(new Date(time), zone)) - time / MINUTE_MS;
 }
 
 /** The first minute of each offset change between `from` and `to`, by Intl. */
