@@ -69,15 +69,16 @@ export class AmqpConnection extends EventEmitter {
   }
 
   /**
-   * Connects once; if the broker is unreachable, keeps trying in the
-   * background. Errors from `onConnect` (a topology mismatch) are thrown.
+   * Connects once; if the broker is unreachable or cannot serve a queue for
+   * now, keeps trying in the background. Other errors from `onConnect` (a
+   * topology mismatch, refused access) are thrown: they need a person.
    */
   async start(): Promise<void> {
     this.stopping = false;
     try {
       await this.connect();
     } catch (error) {
-      if (!isConnectError(error)) throw error;
+      if (!isUnavailableError(error)) throw error;
       this.scheduleReconnect(error as Error);
     }
   }
@@ -169,7 +170,7 @@ export class AmqpConnection extends EventEmitter {
     this.retryTimer = setTimeout(() => {
       if (this.stopping) return;
       this.connect().catch(error => {
-        if (!isConnectError(error)) {
+        if (!isUnavailableError(error)) {
           // e.g. the topology was changed behind our back: loud, but keep trying.
           this.logger.error('Broker setup failed', {
             broker: this.where,
@@ -182,12 +183,21 @@ export class AmqpConnection extends EventEmitter {
   }
 }
 
-/** Network-level failures worth retrying; anything else is a real error. */
-function isConnectError(error: unknown): boolean {
+/**
+ * Failures that pass when the broker recovers, worth retrying; anything else
+ * is a real error. Besides the network: 320 CONNECTION_FORCED (a node going
+ * down), 404 NOT_FOUND from a declare (a classic queue whose node is down;
+ * in CI's cluster, a quorum queue another process was declaring at the same
+ * moment) and 541 INTERNAL_ERROR. Not 403 (access) nor a topology
+ * mismatch (406, thrown as TopologyMismatchError).
+ */
+export function isUnavailableError(error: unknown): boolean {
   const code = (error as {code?: string | number})?.code;
   return (
     typeof code === 'string' ||
     code === 320 ||
+    code === 404 ||
+    code === 541 ||
     /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|Socket closed|connection closed/i.test(
       (error as Error)?.message ?? '',
     )
