@@ -78,6 +78,7 @@ export class AmqpConnection extends EventEmitter {
     try {
       await this.connect();
     } catch (error) {
+      if (error instanceof LostDuringSetup) return;
       if (!isUnavailableError(error)) throw error;
       this.scheduleReconnect(error as Error);
     }
@@ -95,6 +96,7 @@ export class AmqpConnection extends EventEmitter {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     const connection = this.connection;
     this.connection = undefined;
     if (connection) {
@@ -146,17 +148,25 @@ export class AmqpConnection extends EventEmitter {
     try {
       await this.options.onConnect?.(this);
     } catch (error) {
+      if (this.connection !== connection) {
+        // It closed under the setup: its close handler has already planned
+        // the reconnect, which may even have succeeded by now; leave it be.
+        throw new LostDuringSetup(error as Error);
+      }
       this.connection = undefined;
       await connection.close().catch(() => undefined);
       throw error;
     }
+    // Closed under a setup that still finished: the reconnect is planned.
+    if (this.connection !== connection) return;
     this.attempt = 0;
     this.logger.info('Broker connected', {broker: this.node});
     this.emit('connected');
   }
 
   private scheduleReconnect(cause: Error): void {
-    if (this.stopping) return;
+    // One plan at a time: a close during a failing setup asks twice.
+    if (this.stopping || this.retryTimer) return;
     const min = this.options.minBackoffMs ?? 500;
     const max = this.options.maxBackoffMs ?? 30_000;
     const delay = Math.min(max, min * 2 ** this.attempt);
@@ -168,8 +178,10 @@ export class AmqpConnection extends EventEmitter {
       attempt: this.attempt,
     });
     this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
       if (this.stopping) return;
       this.connect().catch(error => {
+        if (error instanceof LostDuringSetup) return;
         if (!isUnavailableError(error)) {
           // e.g. the topology was changed behind our back: loud, but keep trying.
           this.logger.error('Broker setup failed', {
@@ -183,23 +195,33 @@ export class AmqpConnection extends EventEmitter {
   }
 }
 
+/** The connection closed while `onConnect` ran; a reconnect is already planned. */
+class LostDuringSetup extends Error {
+  constructor(cause: Error) {
+    super(`connection closed during setup: ${cause.message}`, {cause});
+  }
+}
+
 /**
  * Failures that pass when the broker recovers, worth retrying; anything else
  * is a real error. Besides the network: 320 CONNECTION_FORCED (a node going
- * down), 404 NOT_FOUND from a declare (a classic queue whose node is down;
- * in CI's cluster, a quorum queue another process was declaring at the same
- * moment) and 541 INTERNAL_ERROR. Not 403 (access) nor a topology
- * mismatch (406, thrown as TopologyMismatchError).
+ * down), 541 INTERNAL_ERROR, and a queue the broker cannot serve for now:
+ * 404 NOT_FOUND naming a home node that is down or inaccessible (a classic
+ * queue whose node is down; in CI's cluster, a quorum queue another process
+ * was declaring at that moment) or an operation that timed out (a quorum
+ * queue without its majority). Not a missing queue or exchange, 403 (access)
+ * nor a topology mismatch (406, thrown as TopologyMismatchError).
  */
 export function isUnavailableError(error: unknown): boolean {
   const code = (error as {code?: string | number})?.code;
+  const message = (error as Error)?.message ?? '';
   return (
     typeof code === 'string' ||
     code === 320 ||
-    code === 404 ||
     code === 541 ||
+    (code === 404 && /is down or inaccessible|due to timeout/.test(message)) ||
     /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|Socket closed|connection closed/i.test(
-      (error as Error)?.message ?? '',
+      message,
     )
   );
 }

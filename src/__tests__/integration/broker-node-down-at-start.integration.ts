@@ -37,7 +37,7 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
   this.timeout(240_000);
 
   before(async () => {
-    cluster = await RabbitCluster.start(2);
+    cluster = await RabbitCluster.start(2, {killOnSignal: true});
     await cluster.addVhost(VHOST);
   });
   after(async () => {
@@ -94,6 +94,12 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
     if (!(await cluster.runningNodes()).includes(home.name)) {
       await cluster.startNode(home.name);
     }
+    const declaring = await amqp.connect(urlOf(live));
+    await assertTopology(
+      () => declaring.createChannel(),
+      brokerTopology(CLASSIC),
+    );
+    await declaring.close();
     const logs = new LogCapture();
     // The queues exist as classic queues; quorum ones are asked for.
     const connection = new AmqpConnection(urlOf(live), logs.logger, {
@@ -113,5 +119,86 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
     } finally {
       await connection.stop();
     }
+  });
+
+  it('still fails its start on a queue or exchange that does not exist (404 without a node down)', async () => {
+    const [live] = cluster.nodes;
+    const connection = new AmqpConnection(
+      urlOf(live),
+      new LogCapture().logger,
+      {
+        onConnect: async opened => {
+          const channel = await opened.createChannel();
+          channel.on('error', () => undefined);
+          await channel.checkQueue('no_such_queue');
+        },
+        minBackoffMs: 200,
+        maxBackoffMs: 1000,
+      },
+    );
+    try {
+      await expect(connection.start()).to.be.rejectedWith(
+        /404 \(NOT-FOUND\).*no queue 'no_such_queue'/,
+      );
+    } finally {
+      await connection.stop();
+    }
+  });
+
+  it('retries a start whose connection the broker closed during the setup, and keeps one connection (review)', async () => {
+    const [live] = cluster.nodes;
+    const logs = new LogCapture();
+    let setups = 0;
+    const connection = new AmqpConnection(urlOf(live), logs.logger, {
+      onConnect: async opened => {
+        setups++;
+        if (setups === 1) {
+          // The node closes every connection of the vhost mid-setup, as a
+          // node going down or an operator's close_connection would.
+          const channel = await opened.createChannel();
+          channel.on('error', () => undefined);
+          const closed = new Promise(resolve => channel.once('close', resolve));
+          await cluster.ctl(live.name, [
+            'close_all_connections',
+            '-p',
+            VHOST,
+            'test: closed during setup',
+          ]);
+          await closed;
+        }
+        await assertTopology(
+          () => opened.createChannel(),
+          brokerTopology(CLASSIC),
+        );
+      },
+      minBackoffMs: 200,
+      maxBackoffMs: 1000,
+    });
+    let connected = 0;
+    connection.on('connected', () => connected++);
+    try {
+      await connection.start();
+      await eventually(() => connected === 1, 20_000, 'a connection');
+      expect(setups).to.equal(2);
+      expect(logs.find('Broker unavailable, reconnecting')).to.have.length(1);
+    } finally {
+      await connection.stop();
+    }
+    await eventually(
+      async () =>
+        (
+          await cluster.ctl(live.name, [
+            '-q',
+            'list_connections',
+            '-p',
+            VHOST,
+            '--no-table-headers',
+            'name',
+          ])
+        ).trim() === '',
+      10_000,
+      'no connection left open',
+    );
+    expect(connected).to.equal(1);
   });
 });
