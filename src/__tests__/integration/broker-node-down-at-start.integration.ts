@@ -32,7 +32,7 @@ function urlOf(node: ClusterNode): string {
  * Reproduced deterministically with classic queues (AMQP_QUEUE_TYPE=classic),
  * whose home node is the one that declared them.
  */
-describe('broker: a process that starts while a queue is unavailable (CI fleet run)', function () {
+describe('broker: a process that starts while a queue is unavailable (CI fleet run)', function (this: Mocha.Suite) {
   let cluster: RabbitCluster;
   this.timeout(240_000);
 
