@@ -114,6 +114,14 @@ export class Subscription<C extends Channel> {
     try {
       this.consumerTag = await options.consume(channel);
     } catch (error) {
+      // Let the channel go here, not only in its 'close' handler: amqplib
+      // may have closed it before that handler existed (its last reply and
+      // a frame that closes the connection in one read), and a channel kept
+      // as current would make every later attempt think it is subscribed.
+      if (this.current === channel) {
+        this.current = undefined;
+        this.consumerTag = undefined;
+      }
       await channel.close().catch(() => undefined);
       throw error;
     }

@@ -1,0 +1,57 @@
+import {expect} from '@loopback/testlab';
+import type {ConfirmChannel} from 'amqplib';
+import {Subscription} from '../../consumer/subscription';
+import {AmqpConnection} from '../../queue/amqp-connection';
+import {LogCapture} from '../fixtures/log-capture';
+import {TEST_AMQP_URL, withChannel} from '../fixtures/test-broker';
+import {eventually} from '../fixtures/test-consumer';
+
+const QUEUE = 'subscription_closed_before_listening';
+
+/**
+ * CI's chaos run (seed 1891137901) ended with a worker that no longer
+ * consumed the report queue. A broker stall had held a resubscription's
+ * channel open; when the bytes flowed again, amqplib read the channel's
+ * last reply and, in the same read, a frame that made it close the
+ * connection: the channel emitted 'close' before the subscription listened
+ * for it. The subscription kept that dead channel as its current one, so
+ * every later attempt (the reconnect's too) found it "subscribed".
+ */
+describe('consumer subscription: a channel that closed before it was listened to', () => {
+  before(() =>
+    withChannel(channel => channel.assertQueue(QUEUE, {durable: false})),
+  );
+  after(() => withChannel(channel => channel.deleteQueue(QUEUE)));
+
+  it('lets the channel go and subscribes again', async () => {
+    const logs = new LogCapture();
+    const connection = new AmqpConnection(TEST_AMQP_URL, logs.logger);
+    await connection.start();
+    let opened = 0;
+    const subscription = new Subscription<ConfirmChannel>({
+      queue: QUEUE,
+      connection,
+      logger: logs.logger,
+      openChannel: async opening => {
+        const channel = await opening.createConfirmChannel();
+        // The first channel is closed, its 'close' event gone, by the time
+        // the subscription holds it.
+        if (++opened === 1) await channel.close();
+        return channel;
+      },
+      consume: async channel =>
+        (await channel.consume(QUEUE, () => undefined)).consumerTag,
+      minBackoffMs: 20,
+      maxBackoffMs: 100,
+    });
+    try {
+      await subscription.start();
+      await eventually(() => subscription.active, 5000, 'a live subscription');
+      expect(opened).to.equal(2);
+      expect(logs.find('Could not consume', {queue: QUEUE})).to.have.length(1);
+    } finally {
+      await subscription.close();
+      await connection.stop();
+    }
+  });
+});
