@@ -1,6 +1,7 @@
 import type {Channel} from 'amqplib';
 import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
+import {closeQuietly} from '../queue/close-quietly';
 
 export interface SubscriptionOptions<C extends Channel> {
   /** Names the queue in logs. */
@@ -78,7 +79,7 @@ export class Subscription<C extends Channel> {
     const channel = this.current;
     this.current = undefined;
     this.consumerTag = undefined;
-    await channel?.close().catch(() => undefined);
+    if (channel) await closeQuietly(channel);
   }
 
   /** One subscription at a time: start(), 'connected' and a retry may all ask. */
@@ -122,7 +123,7 @@ export class Subscription<C extends Channel> {
         this.current = undefined;
         this.consumerTag = undefined;
       }
-      await channel.close().catch(() => undefined);
+      await closeQuietly(channel);
       throw error;
     }
     if (this.stopped) {

@@ -1,6 +1,7 @@
 import {connectToAnyNode} from '../queue/amqp-connection';
 import {Pool} from 'pg';
 import type {CheckResult, ReadinessCheck} from './readiness';
+import {closeQuietly} from '../queue/close-quietly';
 
 /**
  * PostgreSQL answers `SELECT 1`. A pool of its own (one connection), so a
@@ -54,7 +55,7 @@ export class RabbitMqCheck implements ReadinessCheck {
       timeout: this.timeoutMs,
       clientProperties: {connection_name: 'task-scheduler readiness'},
     });
-    await connection.close().catch(() => undefined);
+    await closeQuietly(connection);
     return {status: 'up'};
   }
 }

@@ -3,6 +3,7 @@ import {EventEmitter} from 'node:events';
 import type {Logger} from '../logging/logger';
 import {connectOrder, parseBrokerUrls} from './broker-urls';
 import {amqpSocketOf, coalesceTurnWrites} from './turn-writes';
+import {closeQuietly} from './close-quietly';
 
 export interface AmqpConnectionOptions {
   /** Runs on every (re)connect before the connection is announced. */
@@ -100,7 +101,7 @@ export class AmqpConnection extends EventEmitter {
     const connection = this.connection;
     this.connection = undefined;
     if (connection) {
-      await connection.close().catch(() => undefined);
+      await closeQuietly(connection);
       this.logger.info('Broker connection closed', {broker: this.where});
     }
   }
@@ -128,7 +129,7 @@ export class AmqpConnection extends EventEmitter {
     }
     if (this.stopping) {
       // stop() ran while this (re)connect was under way: do not keep it.
-      await connection.close().catch(() => undefined);
+      await closeQuietly(connection);
       return;
     }
     connection.on('error', error =>
@@ -154,7 +155,7 @@ export class AmqpConnection extends EventEmitter {
         throw new LostDuringSetup(error as Error);
       }
       this.connection = undefined;
-      await connection.close().catch(() => undefined);
+      await closeQuietly(connection);
       throw error;
     }
     // Closed under a setup that still finished: the reconnect is planned.

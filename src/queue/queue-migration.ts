@@ -2,6 +2,7 @@ import type {Channel, ConfirmChannel} from 'amqplib';
 import {publishConfirmed} from '../consumer/confirmed-publish';
 import type {Logger} from '../logging/logger';
 import {assertTopology, QueueSpec, Topology} from './topology';
+import {closeQuietly} from './close-quietly';
 
 /** Where a queue's messages wait while the queue is declared again. */
 export const holdingQueueOf = (queue: string) => `${queue}.migrating`;
@@ -27,7 +28,7 @@ async function probe<T>(
   channel.on('error', () => undefined);
   try {
     const result = await work(channel);
-    await channel.close().catch(() => undefined);
+    await closeQuietly(channel);
     return result;
   } catch (error) {
     const code = (error as {code?: number}).code;
@@ -124,7 +125,7 @@ export async function migrateQueue(
         moved = await moveMessages(refill, holding, spec.name);
         await deleteIfEmpty(refill, holding);
       } finally {
-        await refill.close().catch(() => undefined);
+        await closeQuietly(refill);
       }
     }
     return {
@@ -133,7 +134,7 @@ export async function migrateQueue(
       moved,
     };
   } finally {
-    await channel.close().catch(() => undefined);
+    await closeQuietly(channel);
   }
 }
 

@@ -1,5 +1,6 @@
 import type {AmqpConnection} from './amqp-connection';
 import {HTTP_QUEUE, REPORT_QUEUE, TASK_QUEUE} from './topology';
+import {closeQuietly} from './close-quietly';
 
 export interface QueueStats {
   name: string;
@@ -23,7 +24,7 @@ export async function checkQueues(
       channel.on('error', () => undefined);
       const {messageCount, consumerCount} = await channel.checkQueue(name);
       stats.push({name, messages: messageCount, consumers: consumerCount});
-      await channel.close().catch(() => undefined);
+      await closeQuietly(channel);
     } catch {
       stats.push({name, messages: null, consumers: null});
     }

@@ -8,6 +8,7 @@ import {encodeTaskMessage, TaskMessage} from './task-message';
 import {TASK_QUEUE} from './topology';
 import {RETRY_COUNT_HEADER} from '../consumer/retry-count';
 import {RESENT_HEADER} from '../consumer/resent-count';
+import {closeQuietly} from './close-quietly';
 
 /**
  * Resolves when the channel's write buffer drained or the channel closed,
@@ -158,12 +159,8 @@ export class TaskPublisher {
   async close(): Promise<void> {
     const channel = this.channel;
     this.channel = undefined;
-    if (channel)
-      await (
-        await channel.catch(() => undefined)
-      )
-        ?.close()
-        .catch(() => undefined);
+    const opened = await channel?.catch(() => undefined);
+    if (opened) await closeQuietly(opened);
   }
 
   private openChannel(): Promise<ConfirmChannel> {

@@ -1,4 +1,5 @@
 import type {Channel, Options} from 'amqplib';
+import {closeQuietly} from './close-quietly';
 
 export const TASK_QUEUE = 'cron_scheduler';
 export const RETRY_QUEUE = 'cron_scheduler_retry';
@@ -298,7 +299,7 @@ export async function assertTopology(
         binding.routingKey,
       );
     }
-    await channel.close();
+    await closeQuietly(channel);
   } catch (error) {
     const code = (error as {code?: number}).code;
     if (code === 406) {

@@ -5,6 +5,7 @@ import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
 import {WEBHOOK_QUEUE} from '../queue/topology';
 import {sweepLostDeliveries, WEBHOOK_SWEEP_MS} from './webhook-sweep';
+import {closeQuietly} from '../queue/close-quietly';
 
 /** How often the consumer role publishes the deliveries the outbox holds. */
 export const WEBHOOK_DISPATCH_MS = 500;
@@ -66,7 +67,8 @@ export class WebhookDispatcher {
     await this.running;
     const channel = this.channel;
     this.channel = undefined;
-    await channel?.then(c => c.close()).catch(() => undefined);
+    const opened = await channel?.catch(() => undefined);
+    if (opened) await closeQuietly(opened);
   }
 
   /** Publishes the outbox; now and then also sweeps for lost deliveries. */

@@ -3,7 +3,11 @@ import type {ConfirmChannel} from 'amqplib';
 import {Subscription} from '../../consumer/subscription';
 import {AmqpConnection} from '../../queue/amqp-connection';
 import {LogCapture} from '../fixtures/log-capture';
-import {TEST_AMQP_URL, withChannel} from '../fixtures/test-broker';
+import {
+  closeVhostConnections,
+  TEST_AMQP_URL,
+  withChannel,
+} from '../fixtures/test-broker';
 import {eventually} from '../fixtures/test-consumer';
 
 const QUEUE = 'subscription_closed_before_listening';
@@ -49,6 +53,51 @@ describe('consumer subscription: a channel that closed before it was listened to
       await eventually(() => subscription.active, 5000, 'a live subscription');
       expect(opened).to.equal(2);
       expect(logs.find('Could not consume', {queue: QUEUE})).to.have.length(1);
+    } finally {
+      await subscription.close();
+      await connection.stop();
+    }
+  });
+
+  it('subscribes again on the next connection when the connection died under the new channel (the CI case)', async () => {
+    const logs = new LogCapture();
+    const connection = new AmqpConnection(TEST_AMQP_URL, logs.logger, {
+      minBackoffMs: 20,
+      maxBackoffMs: 100,
+    });
+    await connection.start();
+    let opened = 0;
+    let connects = 0;
+    connection.on('connected', () => connects++);
+    const subscription = new Subscription<ConfirmChannel>({
+      queue: QUEUE,
+      connection,
+      logger: logs.logger,
+      openChannel: async opening => {
+        const channel = await opening.createConfirmChannel();
+        if (++opened === 1) {
+          // The broker drops the connection before the subscription
+          // listens on the channel: its 'close' has been emitted already.
+          const closed = new Promise(resolve => channel.once('close', resolve));
+          await closeVhostConnections();
+          await closed;
+        }
+        return channel;
+      },
+      consume: async channel =>
+        (await channel.consume(QUEUE, () => undefined)).consumerTag,
+      minBackoffMs: 20,
+      maxBackoffMs: 100,
+    });
+    try {
+      await subscription.start();
+      await eventually(
+        () => subscription.active,
+        10_000,
+        'a live subscription',
+      );
+      expect(connects).to.equal(1);
+      expect(opened).to.equal(2);
     } finally {
       await subscription.close();
       await connection.stop();
