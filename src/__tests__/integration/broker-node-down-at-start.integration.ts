@@ -23,6 +23,41 @@ function urlOf(node: ClusterNode): string {
   return `amqp://guest:guest@127.0.0.1:${node.amqpPort}/${VHOST}`;
 }
 
+/** Declares the classic topology through `node`: its queues live there. */
+async function declareClassicThrough(node: ClusterNode): Promise<void> {
+  const declaring = await amqp.connect(urlOf(node));
+  try {
+    await assertTopology(
+      () => declaring.createChannel(),
+      brokerTopology(CLASSIC),
+    );
+  } finally {
+    await declaring.close();
+  }
+}
+
+/** A service connection to `node` running `onConnect`, its connects counted. */
+function connectionTo(
+  node: ClusterNode,
+  onConnect: (opened: AmqpConnection) => Promise<void>,
+) {
+  const logs = new LogCapture();
+  const connection = new AmqpConnection(urlOf(node), logs.logger, {
+    onConnect,
+    minBackoffMs: 200,
+    maxBackoffMs: 1000,
+  });
+  const counts = {connects: 0};
+  connection.on('connected', () => counts.connects++);
+  return {connection, logs, counts};
+}
+
+/** The service's own setup with a topology (quorum or classic queues). */
+const declaring =
+  (settings: RetrySettings) =>
+  (opened: AmqpConnection): Promise<void> =>
+    assertTopology(() => opened.createChannel(), brokerTopology(settings));
+
 /**
  * CI found a consumer of the fleet profile dead at its start: declaring the
  * failed queue got `404 NOT_FOUND - home node ... of durable queue ... is
@@ -46,24 +81,10 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
 
   it('waits for the queue and connects when its home node is back, instead of failing its start', async () => {
     const [live, home] = cluster.nodes;
-    // The topology is declared through `home`, so its classic queues live there.
-    const declaring = await amqp.connect(urlOf(home));
-    await assertTopology(
-      () => declaring.createChannel(),
-      brokerTopology(CLASSIC),
-    );
-    await declaring.close();
+    await declareClassicThrough(home);
     await cluster.stopNode(home.name);
 
-    const logs = new LogCapture();
-    const connection = new AmqpConnection(urlOf(live), logs.logger, {
-      onConnect: opened =>
-        assertTopology(() => opened.createChannel(), brokerTopology(CLASSIC)),
-      minBackoffMs: 200,
-      maxBackoffMs: 1000,
-    });
-    let connected = 0;
-    connection.on('connected', () => connected++);
+    const {connection, logs, counts} = connectionTo(live, declaring(CLASSIC));
     try {
       await connection.start();
       expect(connection.connected).to.be.false();
@@ -78,7 +99,7 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
       expect(logs.find('Broker setup failed')).to.have.length(0);
 
       await cluster.startNode(home.name);
-      await eventually(() => connected === 1, 60_000, 'a connection');
+      await eventually(() => counts.connects === 1, 60_000, 'a connection');
       expect(connection.connected).to.be.true();
       const channel = await connection.createChannel();
       const failed = await channel.checkQueue(FAILED_QUEUE);
@@ -94,23 +115,12 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
     if (!(await cluster.runningNodes()).includes(home.name)) {
       await cluster.startNode(home.name);
     }
-    const declaring = await amqp.connect(urlOf(live));
-    await assertTopology(
-      () => declaring.createChannel(),
-      brokerTopology(CLASSIC),
-    );
-    await declaring.close();
-    const logs = new LogCapture();
+    await declareClassicThrough(live);
     // The queues exist as classic queues; quorum ones are asked for.
-    const connection = new AmqpConnection(urlOf(live), logs.logger, {
-      onConnect: opened =>
-        assertTopology(
-          () => opened.createChannel(),
-          brokerTopology({...CLASSIC, queueType: 'quorum'}),
-        ),
-      minBackoffMs: 200,
-      maxBackoffMs: 1000,
-    });
+    const {connection} = connectionTo(
+      live,
+      declaring({...CLASSIC, queueType: 'quorum'}),
+    );
     try {
       await expect(connection.start()).to.be.rejectedWith(
         /npm run queues:migrate/,
@@ -123,19 +133,11 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
 
   it('still fails its start on a queue or exchange that does not exist (404 without a node down)', async () => {
     const [live] = cluster.nodes;
-    const connection = new AmqpConnection(
-      urlOf(live),
-      new LogCapture().logger,
-      {
-        onConnect: async opened => {
-          const channel = await opened.createChannel();
-          channel.on('error', () => undefined);
-          await channel.checkQueue('no_such_queue');
-        },
-        minBackoffMs: 200,
-        maxBackoffMs: 1000,
-      },
-    );
+    const {connection} = connectionTo(live, async opened => {
+      const channel = await opened.createChannel();
+      channel.on('error', () => undefined);
+      await channel.checkQueue('no_such_queue');
+    });
     try {
       await expect(connection.start()).to.be.rejectedWith(
         /404 \(NOT-FOUND\).*no queue 'no_such_queue'/,
@@ -147,38 +149,28 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
 
   it('retries a start whose connection the broker closed during the setup, and keeps one connection (review)', async () => {
     const [live] = cluster.nodes;
-    const logs = new LogCapture();
     let setups = 0;
-    const connection = new AmqpConnection(urlOf(live), logs.logger, {
-      onConnect: async opened => {
-        setups++;
-        if (setups === 1) {
-          // The node closes every connection of the vhost mid-setup, as a
-          // node going down or an operator's close_connection would.
-          const channel = await opened.createChannel();
-          channel.on('error', () => undefined);
-          const closed = new Promise(resolve => channel.once('close', resolve));
-          await cluster.ctl(live.name, [
-            'close_all_connections',
-            '-p',
-            VHOST,
-            'test: closed during setup',
-          ]);
-          await closed;
-        }
-        await assertTopology(
-          () => opened.createChannel(),
-          brokerTopology(CLASSIC),
-        );
-      },
-      minBackoffMs: 200,
-      maxBackoffMs: 1000,
+    const {connection, logs, counts} = connectionTo(live, async opened => {
+      setups++;
+      if (setups === 1) {
+        // The node closes every connection of the vhost mid-setup, as a
+        // node going down or an operator's close_connection would.
+        const channel = await opened.createChannel();
+        channel.on('error', () => undefined);
+        const closed = new Promise(resolve => channel.once('close', resolve));
+        await cluster.ctl(live.name, [
+          'close_all_connections',
+          '-p',
+          VHOST,
+          'test: closed during setup',
+        ]);
+        await closed;
+      }
+      await declaring(CLASSIC)(opened);
     });
-    let connected = 0;
-    connection.on('connected', () => connected++);
     try {
       await connection.start();
-      await eventually(() => connected === 1, 20_000, 'a connection');
+      await eventually(() => counts.connects === 1, 20_000, 'a connection');
       expect(setups).to.equal(2);
       expect(logs.find('Broker unavailable, reconnecting')).to.have.length(1);
     } finally {
@@ -199,6 +191,6 @@ describe('broker: a process that starts while a queue is unavailable (CI fleet r
       10_000,
       'no connection left open',
     );
-    expect(connected).to.equal(1);
+    expect(counts.connects).to.equal(1);
   });
 });

@@ -13,6 +13,42 @@ import {eventually} from '../fixtures/test-consumer';
 const QUEUE = 'subscription_closed_before_listening';
 
 /**
+ * A subscription to QUEUE on a connection of its own, whose first channel
+ * `spoil` closes (one way or another) before the subscription holds it.
+ */
+async function givenSpoiledFirstChannel(
+  spoil: (channel: ConfirmChannel) => Promise<void>,
+) {
+  const logs = new LogCapture();
+  const connection = new AmqpConnection(TEST_AMQP_URL, logs.logger, {
+    minBackoffMs: 20,
+    maxBackoffMs: 100,
+  });
+  await connection.start();
+  const counts = {opened: 0, connects: 0};
+  connection.on('connected', () => counts.connects++);
+  const subscription = new Subscription<ConfirmChannel>({
+    queue: QUEUE,
+    connection,
+    logger: logs.logger,
+    openChannel: async opening => {
+      const channel = await opening.createConfirmChannel();
+      if (++counts.opened === 1) await spoil(channel);
+      return channel;
+    },
+    consume: async channel =>
+      (await channel.consume(QUEUE, () => undefined)).consumerTag,
+    minBackoffMs: 20,
+    maxBackoffMs: 100,
+  });
+  const stop = async () => {
+    await subscription.close();
+    await connection.stop();
+  };
+  return {logs, subscription, counts, stop};
+}
+
+/**
  * CI's chaos run (seed 1891137901) ended with a worker that no longer
  * consumed the report queue. A broker stall had held a resubscription's
  * channel open; when the bytes flowed again, amqplib read the channel's
@@ -28,79 +64,43 @@ describe('consumer subscription: a channel that closed before it was listened to
   after(() => withChannel(channel => channel.deleteQueue(QUEUE)));
 
   it('lets the channel go and subscribes again', async () => {
-    const logs = new LogCapture();
-    const connection = new AmqpConnection(TEST_AMQP_URL, logs.logger);
-    await connection.start();
-    let opened = 0;
-    const subscription = new Subscription<ConfirmChannel>({
-      queue: QUEUE,
-      connection,
-      logger: logs.logger,
-      openChannel: async opening => {
-        const channel = await opening.createConfirmChannel();
-        // The first channel is closed, its 'close' event gone, by the time
-        // the subscription holds it.
-        if (++opened === 1) await channel.close();
-        return channel;
-      },
-      consume: async channel =>
-        (await channel.consume(QUEUE, () => undefined)).consumerTag,
-      minBackoffMs: 20,
-      maxBackoffMs: 100,
-    });
+    // Closed, its 'close' event gone, by the time the subscription holds it.
+    const given = await givenSpoiledFirstChannel(channel => channel.close());
     try {
-      await subscription.start();
-      await eventually(() => subscription.active, 5000, 'a live subscription');
-      expect(opened).to.equal(2);
-      expect(logs.find('Could not consume', {queue: QUEUE})).to.have.length(1);
+      await given.subscription.start();
+      await eventually(
+        () => given.subscription.active,
+        5000,
+        'a live subscription',
+      );
+      expect(given.counts.opened).to.equal(2);
+      expect(
+        given.logs.find('Could not consume', {queue: QUEUE}),
+      ).to.have.length(1);
     } finally {
-      await subscription.close();
-      await connection.stop();
+      await given.stop();
     }
   });
 
   it('subscribes again on the next connection when the connection died under the new channel (the CI case)', async () => {
-    const logs = new LogCapture();
-    const connection = new AmqpConnection(TEST_AMQP_URL, logs.logger, {
-      minBackoffMs: 20,
-      maxBackoffMs: 100,
-    });
-    await connection.start();
-    let opened = 0;
-    let connects = 0;
-    connection.on('connected', () => connects++);
-    const subscription = new Subscription<ConfirmChannel>({
-      queue: QUEUE,
-      connection,
-      logger: logs.logger,
-      openChannel: async opening => {
-        const channel = await opening.createConfirmChannel();
-        if (++opened === 1) {
-          // The broker drops the connection before the subscription
-          // listens on the channel: its 'close' has been emitted already.
-          const closed = new Promise(resolve => channel.once('close', resolve));
-          await closeVhostConnections();
-          await closed;
-        }
-        return channel;
-      },
-      consume: async channel =>
-        (await channel.consume(QUEUE, () => undefined)).consumerTag,
-      minBackoffMs: 20,
-      maxBackoffMs: 100,
+    // The broker drops the connection before the subscription listens on
+    // the channel: its 'close' has been emitted already.
+    const given = await givenSpoiledFirstChannel(async channel => {
+      const closed = new Promise(resolve => channel.once('close', resolve));
+      await closeVhostConnections();
+      await closed;
     });
     try {
-      await subscription.start();
+      await given.subscription.start();
       await eventually(
-        () => subscription.active,
+        () => given.subscription.active,
         10_000,
         'a live subscription',
       );
-      expect(connects).to.equal(1);
-      expect(opened).to.equal(2);
+      expect(given.counts.connects).to.equal(1);
+      expect(given.counts.opened).to.equal(2);
     } finally {
-      await subscription.close();
-      await connection.stop();
+      await given.stop();
     }
   });
 });
