@@ -3,7 +3,10 @@ import runner from 'node-pg-migrate';
 import {Client} from 'pg';
 import type {Logger} from '../logging/logger';
 import {ensureDatabase} from './database-admin';
-import {refreshKnownTimeZones} from './known-time-zones';
+import {
+  dropStrandedKnownTimeZones,
+  refreshKnownTimeZones,
+} from './known-time-zones';
 
 /** Plain SQL files, applied in the order of their timestamp prefix. */
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../migrations');
@@ -36,6 +39,11 @@ export async function migrateDatabase(
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    if (await dropStrandedKnownTimeZones(client, MIGRATIONS_TABLE)) {
+      logger.info(
+        'Time zone names left by a restore dropped; their migration runs again',
+      );
+    }
     const applied = await runner({
       dbClient: client,
       noLock: true,
