@@ -213,7 +213,7 @@ class LostDuringSetup extends Error {
  * queue without its majority). Not a missing queue or exchange, 403 (access)
  * nor a topology mismatch (406, thrown as TopologyMismatchError).
  */
-export function isUnavailableError(error: unknown): boolean {
+function isUnavailableError(error: unknown): boolean {
   const code = (error as {code?: string | number})?.code;
   const message = (error as Error)?.message ?? '';
   return (

@@ -1,7 +1,7 @@
 import {EventEmitter, once} from 'node:events';
 
 /** An amqplib channel or connection (ChannelModel). */
-export type Closable = EventEmitter & {close(): Promise<void>};
+type Closable = EventEmitter & {close(): Promise<void>};
 
 /**
  * Closes an amqplib channel or connection, and settles once it is closed,
