@@ -9,22 +9,23 @@ import {SlotCalendars} from '../scheduling/calendar-match';
 import {LoadedCalendars, loadCalendars} from './calendar-loader';
 import {Candidate, loadCandidates, refreshCandidates} from './candidate';
 import {earlyEvaluationHolds, ReadAhead, ReadAheadUse} from './read-ahead';
-import {noticeMissedRuns} from '../notices/missed-runs-notice';
 import {endActiveWindows} from './window-ender';
-import {ConfirmedListener, publishClaims} from './claim-publisher';
-import {
-  countDuePerScheduler,
-  DueRun,
-  DueWindow,
-  evaluateDue,
-  Evaluation,
-  InvalidRow,
-  MissedOneTime,
-} from './due-evaluator';
+import {publishClaims} from './claim-publisher';
+import {DueRun, DueWindow, evaluateDue, Evaluation} from './due-evaluator';
 import {claimRuns} from './execution-claimer';
 import type {AfterClaimFaultPoint} from './fault-point';
 import {awaitPeerSlots, finishSlotLeases, takeSlotLeases} from './slot-lease';
 import {sweepUnpublished} from './sweeper';
+import {MissedRuns} from './missed-runs';
+import {RowWarnings} from './row-warnings';
+import {readSharedLastSlot, saveSharedLastSlot} from './tick-progress';
+import {dispatchLagRecorder} from './dispatch-lag';
+import {
+  EvaluationCounts,
+  NOTHING_EVALUATED,
+  sumCounts,
+  TickReport,
+} from './tick-report';
 
 export type ProducerConfig = Pick<
   AppConfig,
@@ -42,92 +43,6 @@ export type ProducerConfig = Pick<
    */
   clockRate?: number;
 };
-
-export interface TickReport {
-  slots: number;
-  due: number;
-  claimed: number;
-  already_claimed: number;
-  /** Runs of overlap_policy skip schedulers recorded skipped: an earlier run was still going. */
-  skipped_overlap: number;
-  /** Runs a calendar skipped (blackout matched, or no allowed calendar did). */
-  skipped_calendar: number;
-  /** Schedulers switched off because their active window ended. */
-  window_ended: number;
-  /**
-   * Runs claimed for the minute before the tick's slots: their scheduler's
-   * activation, just before that minute, committed after its tick had read.
-   */
-  late_activated: number;
-  published: number;
-  /** Schedulers skipped because their schedule, zone or date is unreadable. */
-  invalid: number;
-  /** One-time schedulers switched off: their moment is older than the catch-up window. */
-  missed_one_time: number;
-  /** Slots a peer producer held the lease of and evaluated. */
-  slots_by_peers: number;
-  /** Slots whose peer's lease expired unfinished, evaluated here instead. */
-  slots_taken_over: number;
-  /** What the tick made of the reading done ahead of it. */
-  read_ahead: ReadAheadUse;
-  swept: number;
-  /** Unpublished claims older than the catch-up window, marked skipped. */
-  skipped_stale: number;
-  duration_ms: number;
-}
-
-type EvaluationCounts = Omit<
-  TickReport,
-  | 'swept'
-  | 'skipped_stale'
-  | 'duration_ms'
-  | 'slots_by_peers'
-  | 'slots_taken_over'
-  | 'window_ended'
-  | 'read_ahead'
->;
-
-const NOTHING_EVALUATED: EvaluationCounts = {
-  slots: 0,
-  due: 0,
-  claimed: 0,
-  already_claimed: 0,
-  skipped_overlap: 0,
-  skipped_calendar: 0,
-  late_activated: 0,
-  published: 0,
-  invalid: 0,
-  missed_one_time: 0,
-};
-
-function sum(a: EvaluationCounts, b: EvaluationCounts): EvaluationCounts {
-  const total = {...a};
-  for (const key of Object.keys(b) as Array<keyof EvaluationCounts>) {
-    total[key] += b[key];
-  }
-  return total;
-}
-
-/**
- * Records slot → confirm (real time, seconds) for each confirmed run: the
- * dispatch-lag histogram. Nothing without metrics.
- */
-export function dispatchLagRecorder(
-  metrics: Metrics | undefined,
-  trigger: 'cron' | 'sweep',
-): ConfirmedListener | undefined {
-  // The labelled child once per batch: no label hashing per run.
-  const histogram = metrics?.get('dispatchLag')?.labels({trigger});
-  if (!histogram) return undefined;
-  return (claims, confirmed) => {
-    for (const claim of claims) {
-      const at = confirmed.get(claim.execution_id);
-      if (at === undefined) continue;
-      const lag = (at.getTime() - new Date(claim.slot).getTime()) / 1000;
-      histogram.observe(Math.max(0, lag));
-    }
-  };
-}
 
 /** What a tick's own leased slots gave, before it waits for its peers. */
 interface OwnSlots {
@@ -150,9 +65,6 @@ const LEASE_POLL_MS = 250;
  */
 export const LATE_ACTIVATION_MS = 5000;
 
-/** Warned-about rows are remembered up to this many, then forgotten at once. */
-const WARNED_LIMIT = 10_000;
-
 /**
  * One producer instance. `tick(now)` evaluates every minute slot since the
  * last one it evaluated, claims the due runs and publishes what it claimed.
@@ -163,7 +75,8 @@ export class Producer {
   /** Aborted by stop(): a wait for a peer's slot lease ends at once. */
   private readonly stopping = new AbortController();
   private readonly cache = new CronCache();
-  private readonly warnedInvalid = new Set<string>();
+  private readonly rowWarnings: RowWarnings;
+  private readonly missedRuns: MissedRuns;
   /**
    * The next tick's reading and evaluation, made ahead of it (`prepare`):
    * unset until the read is done, so a tick never waits for a slow one.
@@ -187,7 +100,10 @@ export class Producer {
     /** Test-only (chaos suite): may kill the process between claim and publish. */
     private readonly afterClaim?: AfterClaimFaultPoint,
     private readonly metrics?: Metrics,
-  ) {}
+  ) {
+    this.rowWarnings = new RowWarnings(logger);
+    this.missedRuns = new MissedRuns(pool, logger, config, this.cache);
+  }
 
   /**
    * Ends a wait for peers' slots now instead of after their lease (up to
@@ -240,7 +156,7 @@ export class Producer {
   async tick(now: Date): Promise<TickReport> {
     const started = process.hrtime.bigint();
     this.readAheadUse = 'none';
-    this.lastEvaluated ??= await this.sharedLastSlot();
+    this.lastEvaluated ??= await readSharedLastSlot(this.pool);
     const plan = planSlots(
       now,
       this.lastEvaluated,
@@ -324,14 +240,14 @@ export class Producer {
       }
       if (expired.length === 0) break;
       this.logTakeOver(expired, lease.ttlMs);
-      counts = sum(counts, await this.evaluate(now, expired, []));
+      counts = sumCounts(counts, await this.evaluate(now, expired, []));
       await finishSlotLeases(this.pool, expired, lease.holder);
       takenLater += expired.length;
       const isExpired = new Set(expired.map(slot => slot.getTime()));
       peers = peers.filter(slot => !isExpired.has(slot.getTime()));
     }
     this.lastEvaluated = due[due.length - 1];
-    await this.saveLastSlot(this.lastEvaluated);
+    await saveSharedLastSlot(this.pool, this.lastEvaluated);
     return {
       counts,
       byPeers: held - takenLater,
@@ -383,13 +299,13 @@ export class Producer {
     const loaded = await loadCalendars(this.pool, candidates, this.cache);
     if (skippedSlots.length > 0) {
       // A fire a calendar skips was never due: it is not a missed run.
-      await this.reportSkipped(
+      await this.missedRuns.reportSkipped(
         candidates,
         skippedSlots,
         new SlotCalendars(loaded.calendars, skippedSlots),
       );
     }
-    this.logCalendarProblems(loaded.problems);
+    this.rowWarnings.calendarProblems(loaded.problems);
     const window = this.dueWindow(now);
     const holds =
       early &&
@@ -402,8 +318,8 @@ export class Producer {
     const evaluation = holds
       ? early.evaluation
       : this.evaluateSlots(candidates, slots, window, loaded);
-    this.logInvalid(evaluation.invalid);
-    const missed = await this.disableMissed(evaluation.missed);
+    this.rowWarnings.invalidRows(evaluation.invalid);
+    const missed = await this.missedRuns.disableOneTime(evaluation.missed);
     const late = this.lateActivations(window, slots[0], candidates, loaded);
     // The earlier minute first, as in a catch-up: the overlap check of the
     // later one leaves out runs this tick claimed for it.
@@ -542,37 +458,6 @@ export class Producer {
   }
 
   /**
-   * Switches off one-time schedulers whose moment fell out of the catch-up
-   * window unrun, with a reason the API shows; one re-armed meanwhile (another
-   * date_time) is left alone.
-   */
-  private async disableMissed(missed: MissedOneTime[]): Promise<number> {
-    if (missed.length === 0) return 0;
-    const reason = `one-time run missed: its date_time is older than the catch-up window (${this.config.cronCatchUpMinutes} min)`;
-    const {rows} = await this.pool.query<{id: number; date_time: Date}>(
-      `UPDATE scheduler s SET status = false, status_reason = $3
-         FROM unnest($1::int[], $2::timestamptz[]) AS m(id, date_time)
-        -- JavaScript dates carry milliseconds; a stored date may carry micro.
-        WHERE s.id = m.id AND s.status
-          AND date_trunc('milliseconds', s.date_time) = m.date_time
-        RETURNING s.id, s.date_time`,
-      [
-        missed.map(entry => entry.schedulerId),
-        missed.map(entry => entry.dateTime),
-        reason,
-      ],
-    );
-    for (const row of rows) {
-      this.logger.warn('One-time run missed (older than the catch-up window)', {
-        scheduler_id: row.id,
-        date_time: row.date_time.toISOString(),
-        catch_up_minutes: this.config.cronCatchUpMinutes,
-      });
-    }
-    return rows.length;
-  }
-
-  /**
    * Switches off the schedulers whose active window ended before the last
    * slot of this tick's plan (every slot up to it is evaluated by now, here
    * or by a peer), with a reason and an audit event in the same statement.
@@ -589,109 +474,5 @@ export class Producer {
       });
     }
     return ended.length;
-  }
-
-  private logCalendarProblems(
-    problems: Array<{calendarId: number; problems: string[]}>,
-  ): void {
-    for (const entry of problems) {
-      const key = `calendar:${entry.calendarId}:${entry.problems.join(';')}`;
-      if (this.warnedInvalid.has(key)) continue;
-      if (this.warnedInvalid.size >= WARNED_LIMIT) this.warnedInvalid.clear();
-      this.warnedInvalid.add(key);
-      this.logger.warn('Calendar entry unreadable: left out', {
-        calendar_id: entry.calendarId,
-        problems: entry.problems,
-      });
-    }
-  }
-
-  /** Once per scheduler and stored text: a bad row must not flood the log. */
-  private logInvalid(invalid: InvalidRow[]): void {
-    for (const entry of invalid) {
-      const key = `${entry.schedulerId}:${entry.field}:${entry.value}`;
-      if (this.warnedInvalid.has(key)) continue;
-      if (this.warnedInvalid.size >= WARNED_LIMIT) this.warnedInvalid.clear();
-      this.warnedInvalid.add(key);
-      this.logger.warn(`Scheduler skipped: unreadable ${entry.field}`, {
-        scheduler_id: entry.schedulerId,
-        field: entry.field,
-        [entry.field]: entry.value,
-        problems: entry.problems,
-      });
-    }
-  }
-
-  /** Logs the missed runs and tells each owner once per outage. */
-  private async reportSkipped(
-    candidates: Parameters<typeof countDuePerScheduler>[0],
-    skipped: Date[],
-    calendars: SlotCalendars,
-  ): Promise<void> {
-    const counts = this.logSkipped(candidates, skipped, calendars);
-    try {
-      await noticeMissedRuns(
-        this.pool,
-        counts,
-        skipped[0],
-        skipped[skipped.length - 1],
-      );
-    } catch (error) {
-      this.logger.error('Missed-runs notices failed', {
-        error: (error as Error).message,
-      });
-    }
-  }
-
-  private logSkipped(
-    candidates: Parameters<typeof countDuePerScheduler>[0],
-    skipped: Date[],
-    calendars: SlotCalendars,
-  ): Map<number, number> {
-    const counts = countDuePerScheduler(
-      candidates,
-      skipped,
-      this.config.cronTimeZone,
-      this.cache,
-      calendars,
-    );
-    const from = skipped[0].toISOString();
-    const to = skipped[skipped.length - 1].toISOString();
-    for (const [schedulerId, runs] of counts) {
-      this.logger.warn(
-        'Missed runs not fired (older than the catch-up window)',
-        {
-          scheduler_id: schedulerId,
-          skipped_runs: runs,
-          from,
-          to,
-        },
-      );
-    }
-    this.logger.warn('Slots skipped after downtime', {
-      slots: skipped.length,
-      schedulers: counts.size,
-      from,
-      to,
-    });
-    return counts;
-  }
-
-  /** The newest slot any instance evaluated: tells downtime from a late tick. */
-  private async sharedLastSlot(): Promise<Date | undefined> {
-    const {rows} = await this.pool.query<{last_slot: Date | null}>(
-      `SELECT last_slot FROM producer_state WHERE name = 'ticks'`,
-    );
-    return rows[0]?.last_slot ?? undefined;
-  }
-
-  private async saveLastSlot(slot: Date): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO producer_state (name, last_slot) VALUES ('ticks', $1)
-       ON CONFLICT (name) DO UPDATE
-         SET last_slot = GREATEST(producer_state.last_slot, EXCLUDED.last_slot),
-             updated_at = now()`,
-      [slot],
-    );
   }
 }

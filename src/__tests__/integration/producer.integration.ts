@@ -1,5 +1,5 @@
 import {expect} from '@loopback/testlab';
-import type {TickReport} from '../../producer/producer';
+import type {TickReport} from '../../producer/tick-report';
 import amqp, {Channel} from 'amqplib';
 import {loadConfig} from '../../config';
 import {claimRuns} from '../../producer/execution-claimer';
