@@ -12,7 +12,9 @@
 'use strict';
 const {spawn} = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
+const {planShards, readWeights, writeWeights} = require('./shard-plan');
 
 const ROOT = path.resolve(__dirname, '../..');
 const config = require(path.join(ROOT, '.mocharc.json'));
@@ -34,55 +36,31 @@ if (files.length === 0) {
   process.exit(2);
 }
 
-// Seconds each file took in a recorded run (`npm run test:weights`). A file
-// not recorded yet (new since) is estimated from its compiled size, heavier
-// for the kinds of test that start services or a browser, at the recorded
-// files' median seconds per weighted byte. Only the balance depends on it.
-const WEIGHTS_FILE = path.join(__dirname, 'file-weights.json');
-const recorded = fs.existsSync(WEIGHTS_FILE)
-  ? JSON.parse(fs.readFileSync(WEIGHTS_FILE, 'utf8'))
-  : {};
-
-function sizeWeight(file) {
-  const size = fs.statSync(path.join(ROOT, file)).size;
-  if (/console/.test(file)) return size * 6;
-  if (/\.(acceptance|integration)\.js$/.test(file)) return size * 2;
-  return size;
-}
-
-const secondsPerByte = median(
-  files
-    .filter(file => recorded[file] > 0)
-    .map(file => recorded[file] / sizeWeight(file)),
-);
-
-function median(values) {
-  if (values.length === 0) return 1e-4; // about the suite's figure
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-function weight(file) {
-  return recorded[file] ?? sizeWeight(file) * secondsPerByte;
-}
-
-const shards = Array.from({length: shardCount}, () => ({files: [], load: 0}));
-for (const file of [...files].sort((a, b) => weight(b) - weight(a))) {
-  const lightest = shards.reduce((a, b) => (b.load < a.load ? b : a));
-  lightest.files.push(file);
-  lightest.load += weight(file);
-}
+const recorded = readWeights();
+const shards = planShards(files, shardCount, recorded, ROOT);
 
 // MOCHA_RECORD_WEIGHTS=<file>: every shard writes the seconds of its files,
-// merged into <file> at the end (what `npm run test:weights` keeps). Weights
-// are read from file-weights.json whatever <file> is, and recorded under
-// the same contention as CI's run: all shards side by side.
-const recordTo = process.env.MOCHA_RECORD_WEIGHTS;
-const timingsOf = index =>
-  path.join(
-    require('node:os').tmpdir(),
-    `mocha-timings-${process.pid}-${index}.json`,
+// merged into <file> at the end (what `npm run test:weights` keeps), only if
+// every shard passed. A narrowed run would record a file's matching tests
+// as the whole file, so it is refused. Recorded with all shards side by
+// side: the contention CI's run has.
+const recordTo = process.env.MOCHA_RECORD_WEIGHTS
+  ? path.resolve(process.env.MOCHA_RECORD_WEIGHTS)
+  : undefined;
+const NARROWING = /^(-g|-f|-i|--grep|--fgrep|--invert|--reporter|-R)(=|$)/;
+if (recordTo && process.argv.slice(2).some(arg => NARROWING.test(arg))) {
+  process.stderr.write(
+    'MOCHA_RECORD_WEIGHTS records whole files: no --grep, --fgrep, --invert or --reporter\n',
   );
+  process.exit(2);
+}
+const timingsDir = recordTo
+  ? fs.mkdtempSync(path.join(os.tmpdir(), 'mocha-timings-'))
+  : undefined;
+const timingsOf = index => path.join(timingsDir, `shard-${index}.json`);
+process.on('exit', () => {
+  if (timingsDir) fs.rmSync(timingsDir, {recursive: true, force: true});
+});
 
 const mochaBin = require.resolve('mocha/bin/mocha.js', {paths: [ROOT]});
 const baseArgs = [
@@ -100,7 +78,7 @@ function runShard(shard, index) {
     const live = index === 0;
     const child = spawn(
       process.execPath,
-      [mochaBin, ...baseArgs, ...shard.files.sort()],
+      [mochaBin, ...baseArgs, ...shard.files],
       {
         cwd: ROOT,
         env: recordTo
@@ -109,64 +87,68 @@ function runShard(shard, index) {
         stdio: ['ignore', live ? 'inherit' : 'pipe', live ? 'inherit' : 'pipe'],
       },
     );
+    children.add(child);
     const output = [];
     child.stdout?.on('data', chunk => output.push(chunk));
     child.stderr?.on('data', chunk => output.push(chunk));
     const started = Date.now();
-    child.on('close', (code, signal) =>
+    child.on('close', (code, signal) => {
+      children.delete(child);
       resolve({
         index,
         code: code ?? (signal ? 1 : 0),
         output,
         seconds: Math.round((Date.now() - started) / 1000),
-      }),
-    );
+      });
+    });
+  });
+}
+
+// A shard outlives its parent otherwise (and keeps its database and vhost
+// until it ends): the parent's SIGINT or SIGTERM is passed on to each.
+const children = new Set();
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+    process.exitCode = 130;
   });
 }
 
 async function main() {
   const started = Date.now();
   process.stdout.write(
-    `mocha: ${files.length} files in ${shardCount} shard(s) (${shards.map(s => s.files.length).join(' + ')} files, ` +
+    `mocha: ${files.length} files in ${shards.length} shard(s) (${shards.map(s => s.files.length).join(' + ')} files, ` +
       `about ${shards.map(s => Math.round(s.load)).join(' + ')} s)\n`,
   );
   const results = await Promise.all(shards.map(runShard));
   for (const result of results.slice(1)) {
     process.stdout.write(
-      `\n==== mocha shard ${result.index + 1} of ${shardCount} ====\n`,
+      `\n==== mocha shard ${result.index + 1} of ${shards.length} ====\n`,
     );
     for (const chunk of result.output) process.stdout.write(chunk);
   }
-  if (recordTo) writeWeights(results);
   const failed = results.filter(result => result.code !== 0);
+  if (recordTo) recordWeights(failed.length === 0 ? results : []);
   process.stdout.write(
-    `\nmocha: ${shardCount} shard(s) in ${Math.round((Date.now() - started) / 1000)} s ` +
+    `\nmocha: ${shards.length} shard(s) in ${Math.round((Date.now() - started) / 1000)} s ` +
       `(${results.map(r => r.seconds).join(' s, ')} s); ` +
       (failed.length === 0
         ? 'all passed\n'
         : `failed: shard ${failed.map(r => r.index + 1).join(', ')}\n`),
   );
-  process.exitCode = failed[0]?.code ?? 0;
+  process.exitCode = failed[0]?.code ?? process.exitCode ?? 0;
 }
 
-function writeWeights(results) {
-  // Files this run did not time keep their recorded seconds (a run of a
-  // few files refreshes those only); files that no longer exist are dropped.
-  const seconds = Object.fromEntries(
-    Object.entries(recorded).filter(([file]) => files.includes(file)),
-  );
-  for (const {index} of results) {
-    const file = timingsOf(index);
-    if (!fs.existsSync(file)) continue;
-    Object.assign(seconds, JSON.parse(fs.readFileSync(file, 'utf8')));
-    fs.rmSync(file);
+function recordWeights(passed) {
+  if (passed.length === 0) {
+    process.stdout.write(`mocha: a shard failed, ${recordTo} left as it was\n`);
+    return;
   }
-  const sorted = Object.fromEntries(
-    Object.keys(seconds)
-      .sort()
-      .map(file => [file, Math.round(seconds[file] * 10) / 10]),
-  );
-  fs.writeFileSync(recordTo, JSON.stringify(sorted, null, 2) + '\n');
+  const timed = {};
+  for (const {index} of passed) {
+    Object.assign(timed, JSON.parse(fs.readFileSync(timingsOf(index), 'utf8')));
+  }
+  writeWeights(recordTo, files, recorded, timed);
   process.stdout.write(`mocha: seconds per file written to ${recordTo}\n`);
 }
 

@@ -39,6 +39,35 @@ describe('RowWarnings (the producer warns once per bad row and text)', () => {
     expect(found.map(record => record.calendar_id)).to.deepEqual([3, 4]);
   });
 
+  it('warns about a calendar again when its problems change', () => {
+    const logs = new LogCapture();
+    const warnings = new RowWarnings(logs.logger);
+    warnings.calendarProblems([{calendarId: 3, problems: ['dates[0]: bad']}]);
+    warnings.calendarProblems([{calendarId: 3, problems: ['dates[1]: bad']}]);
+    const found = logs.find('Calendar entry unreadable: left out');
+    expect(found.map(record => record.problems)).to.deepEqual([
+      ['dates[0]: bad'],
+      ['dates[1]: bad'],
+    ]);
+  });
+
+  it('bounds the memory of both kinds together: calendars count towards the 10,000', () => {
+    const logs = new LogCapture();
+    const warnings = new RowWarnings(logs.logger);
+    warnings.invalidRows([badCron]);
+    warnings.calendarProblems(
+      Array.from({length: 10_000}, (_, i) => ({
+        calendarId: i + 1,
+        problems: ['x'],
+      })),
+    );
+    // The 10,000 calendars filled the memory the scheduler's warning was in.
+    warnings.invalidRows([badCron]);
+    expect(logs.find('Scheduler skipped: unreadable schedule')).to.have.length(
+      2,
+    );
+  });
+
   it('keeps a scheduler and a calendar of the same id apart', () => {
     const logs = new LogCapture();
     const warnings = new RowWarnings(logs.logger);
