@@ -20,6 +20,7 @@ const CASES = [
   ['* * * * *', 'Europe/Berlin', 1],
   ['0 * * * *', 'UTC', 100],
   ['0 * * * *', 'Europe/Berlin', 100],
+  ['0 * * * *', 'UTC', 1000],
 ];
 
 function option(name, fallback) {
@@ -47,7 +48,7 @@ if (process.argv[2] === '--case') {
           id: i + 1,
           name: `c${i + 1}`,
           kind: 'allowed',
-          time_zone: calendarCount > 1 ? zones[i * 3] : zone,
+          time_zone: calendarCount > 1 ? zones[(i * 3) % zones.length] : zone,
           dates: ['2001-01-01'],
           times: [],
         },

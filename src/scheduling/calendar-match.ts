@@ -83,6 +83,21 @@ export function calendarMatches(
 const named = (calendar: CompiledCalendar) =>
   `"${calendar.name}" (id ${calendar.id})`;
 
+/** Allowed calendars named in a skip reason; the rest are counted. */
+const NAMED_IN_REASON = 3;
+
+/**
+ * The allowed calendars a skip reason names: a few, then how many more. The
+ * reason is stored on every skipped run and shown in previews, so a
+ * scheduler naming thousands of calendars must not write their names each
+ * time.
+ */
+function namedList(calendars: CompiledCalendar[]): string {
+  const names = calendars.slice(0, NAMED_IN_REASON).map(named).join(', ');
+  const more = calendars.length - NAMED_IN_REASON;
+  return more > 0 ? `${names} and ${more} more` : names;
+}
+
 /**
  * Whether a fire in `slot` is skipped by `calendars` (those one scheduler
  * names): a blackout calendar that matches skips it; otherwise, when the
@@ -107,7 +122,7 @@ export function calendarVerdict(
   return {
     calendarId: allowed[0].id,
     calendarName: allowed[0].name,
-    reason: `calendar ${allowed.map(named).join(', ')}: no allowed calendar matches this slot`,
+    reason: `calendar ${namedList(allowed)}: no allowed calendar matches this slot`,
   };
 }
 

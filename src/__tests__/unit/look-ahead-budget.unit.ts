@@ -1,0 +1,91 @@
+import {expect} from '@loopback/testlab';
+import {compileCalendar} from '../../scheduling/calendar-match';
+import {compileCron, CronCache} from '../../scheduling/compiled-cron';
+import {nextRun} from '../../scheduling/next-run';
+import {
+  firesWithinBudget,
+  LOOK_AHEAD_CALENDAR_CHECKS,
+  plannedFires,
+} from '../../scheduling/planned-fires';
+
+const NOW = new Date('2026-11-21T10:00:00Z');
+
+/** `count` allowed calendars that never match (one day of 2001), ids 1..count. */
+function neverMatching(count: number) {
+  const cache = new CronCache();
+  return Array.from(
+    {length: count},
+    (_, i) =>
+      compileCalendar(
+        {
+          id: i + 1,
+          name: `cal ${i + 1}`,
+          kind: 'allowed',
+          time_zone: 'UTC',
+          dates: ['2001-01-01'],
+          times: [],
+        },
+        cache,
+      ).calendar,
+  );
+}
+
+describe('the look ahead is bounded by its calendar checks, not only by fires', () => {
+  it('keeps 5,000 fires up to 50 calendars and looks at fewer beyond', () => {
+    expect(LOOK_AHEAD_CALENDAR_CHECKS).to.equal(250_000);
+    expect(firesWithinBudget(5000, 0)).to.equal(5000);
+    expect(firesWithinBudget(5000, 50)).to.equal(5000);
+    expect(firesWithinBudget(5000, 51)).to.equal(4901);
+    expect(firesWithinBudget(1000, 100)).to.equal(1000);
+    expect(firesWithinBudget(5000, 1000)).to.equal(250);
+    // However many calendars: at least the next fire is looked at.
+    expect(firesWithinBudget(5000, 1_000_000)).to.equal(1);
+  });
+
+  it('stops a preview of 1,000 never-matching calendars after 250 fires, and says so', () => {
+    const calendars = neverMatching(1000);
+    const plan = plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
+      calendars,
+    });
+    expect(plan.runs).to.be.empty();
+    expect(plan.skipped).to.have.length(250);
+    const none = nextRun(
+      {
+        schedule: '* * * * *',
+        date_time: null,
+        status: true,
+        stay_alive: false,
+        starts_at: null,
+        ends_at: null,
+        calendar_ids: calendars.map(calendar => calendar.id),
+      },
+      NOW,
+      {
+        timeZone: 'UTC',
+        catchUpMinutes: 5,
+        calendars: new Map(calendars.map(c => [c.id, c])),
+      },
+    );
+    expect(none.problem).to.match(
+      /^no run among the next 250 fires: calendars skip them all/,
+    );
+  });
+
+  it('names three allowed calendars in a skip reason and counts the rest', () => {
+    const cron = compileCron('* * * * *');
+    const many = plannedFires(cron, 'UTC', NOW, 1, {
+      calendars: neverMatching(1000),
+      maxConsidered: 1,
+    });
+    expect(many.skipped[0].reason).to.equal(
+      'calendar "cal 1" (id 1), "cal 2" (id 2), "cal 3" (id 3) and 997 more: no allowed calendar matches this slot',
+    );
+    const three = plannedFires(cron, 'UTC', NOW, 1, {
+      calendars: neverMatching(3),
+      maxConsidered: 1,
+    });
+    expect(three.skipped[0].reason).to.equal(
+      'calendar "cal 1" (id 1), "cal 2" (id 2), "cal 3" (id 3): no allowed calendar matches this slot',
+    );
+  });
+});
