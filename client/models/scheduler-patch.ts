@@ -8,7 +8,7 @@
 export interface SchedulerPatch {
 
   /**
-   * Calendars this scheduler follows: a fire a blackout calendar matches, or that no allowed calendar matches, is skipped (never moved), with a skipped ledger row naming the calendar
+   * Calendars this scheduler follows (at most 100, as in the preview): a fire a blackout calendar matches, or that no allowed calendar matches, is skipped (never moved), with a skipped ledger row naming the calendar
    */
   calendar_ids?: Array<number>;
 

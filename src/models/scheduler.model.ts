@@ -95,7 +95,11 @@ export class Scheduler extends Entity {
   @property(
     idListColumn('calendar_ids', {
       description:
-        'Calendars this scheduler follows: a fire a blackout calendar matches, or that no allowed calendar matches, is skipped (never moved), with a skipped ledger row naming the calendar',
+        'Calendars this scheduler follows (at most 100, as in the preview): a fire a blackout calendar matches, or that no allowed calendar matches, is skipped (never moved), with a skipped ledger row naming the calendar',
+      // Every fire of a look ahead, a backfill or a catch-up may ask each
+      // of them: 10,000 (the id lists' default) held an event loop for
+      // tens of seconds.
+      jsonSchema: {maxItems: 100},
     }),
   )
   calendar_ids?: number[];

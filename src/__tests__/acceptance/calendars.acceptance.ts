@@ -246,6 +246,29 @@ describe('calendars (issue 26, items 1 and 2)', () => {
       expectUniform(notAList, 422);
     });
 
+    it('refuses more than 100 calendar_ids with 422, on create and patch (each is asked at every fire)', async () => {
+      const ids = Array.from({length: 101}, (_, i) => i + 1);
+      const tooMany = await operator
+        .post('/api/schedulers')
+        .send(givenSchedulerBody({calendar_ids: ids}))
+        .expect(422);
+      expectUniform(tooMany, 422, ['/calendar_ids']);
+      expect(tooMany.body.error.details[0]).to.containDeep({
+        code: 'maxItems',
+        info: {limit: 100},
+      });
+      const scheduler = await operator
+        .post('/api/schedulers')
+        .send(givenSchedulerBody())
+        .expect(201);
+      const patched = await operator
+        .patch(`/api/schedulers/${scheduler.body.id}`)
+        .send({calendar_ids: ids})
+        .expect(422);
+      expectUniform(patched, 422, ['/calendar_ids']);
+      expect(patched.body.error.details[0].code).to.equal('maxItems');
+    });
+
     it('answers 409 naming the schedulers when a used calendar is deleted, and deletes it once none uses it', async () => {
       const calendar = await operator
         .post('/api/calendars')

@@ -71,6 +71,31 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     );
   });
 
+  it('stops when its time is up, and answers what it found among the fires it looked at', () => {
+    let now = 0;
+    // Each reading of the clock is a millisecond later: ten fires, then stop.
+    const clock = () => now++;
+    const plan = plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
+      calendars: neverMatching(2),
+      timeBudgetMs: 10,
+      clock,
+    });
+    expect(plan.runs).to.be.empty();
+    expect(plan.skipped.length).to.be.within(9, 11);
+    expect(plan.skipped[0].at).to.eql(new Date('2026-11-21T10:01:00Z'));
+  });
+
+  it('never reads the clock for a schedule without calendars: its answer does not depend on the machine', () => {
+    let readings = 0;
+    const plan = plannedFires(compileCron('0 3 * * *'), 'UTC', NOW, 100, {
+      calendars: [],
+      timeBudgetMs: 0,
+      clock: () => ++readings * 1000,
+    });
+    expect(plan.runs).to.have.length(100);
+    expect(readings).to.be.below(2);
+  });
+
   it('names three allowed calendars in a skip reason and counts the rest', () => {
     const cron = compileCron('* * * * *');
     const many = plannedFires(cron, 'UTC', NOW, 1, {
