@@ -15,12 +15,17 @@ export interface SchedulePreview {
   description: string;
 
   /**
+   * Present when the look ahead stopped before listing `count` runs or reaching five years or the active window end: at its most fires (5,000, fewer with many calendars) or after 1 s of work. Says how many fires it looked at; runs after them may exist
+   */
+  incomplete?: string;
+
+  /**
    * Upcoming runs that will fire, ISO 8601 UTC, within the next five years and the active window
    */
   runs: Array<string>;
 
   /**
-   * Fires the calendars skip (never moved), up to the last listed run, each with the calendar that skips it
+   * Fires the calendars skip (never moved), up to the last listed run or the last fire looked at, each with the calendar that skips it
    */
   skipped?: Array<SkippedRun>;
 

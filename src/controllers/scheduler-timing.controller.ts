@@ -14,7 +14,11 @@ import {compileCron} from '../scheduling/compiled-cron';
 import {describeCron, describeOnce} from '../scheduling/describe-schedule';
 import type {CompiledCalendar} from '../scheduling/calendar-match';
 import {oneTimeFire} from '../scheduling/one-time-fire';
-import {plannedFires} from '../scheduling/planned-fires';
+import {
+  LOOK_AHEAD_MS,
+  PlannedFires,
+  plannedFires,
+} from '../scheduling/planned-fires';
 import {instantOrNull} from '../scheduling/slots';
 import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError, validationError} from '../validation/validation-error';
@@ -38,6 +42,8 @@ export interface UpcomingRuns {
   runs: string[];
   /** Fires its calendars skip, up to the last listed run. */
   skipped: SkippedRun[];
+  /** Set when the look ahead stopped early: why, and that later runs may exist. */
+  incomplete?: string;
 }
 
 interface Timing {
@@ -66,10 +72,15 @@ const RUNS_SCHEMA = {
       description:
         'Upcoming runs that will fire, ISO 8601 UTC, within the next five years and the active window',
     },
+    incomplete: {
+      type: 'string',
+      description:
+        'Present when the look ahead stopped before listing `count` runs or reaching five years or the active window end: at its most fires (5,000, fewer with many calendars) or after 1 s of work. Says how many fires it looked at; runs after them may exist',
+    },
     skipped: {
       type: 'array',
       description:
-        'Fires the calendars skip (never moved), up to the last listed run, each with the calendar that skips it',
+        'Fires the calendars skip (never moved), up to the last listed run or the last fire looked at, each with the calendar that skips it',
       items: {
         type: 'object',
         title: 'SkippedRun',
@@ -255,6 +266,7 @@ export class SchedulerTimingController {
         timezone,
         active: true,
         description: describeCron(timing.schedule),
+        ...(plan.stoppedBy ? {incomplete: incompleteNote(plan)} : {}),
         runs: plan.runs.map(run => run.toISOString()),
         skipped: plan.skipped.map(skip => ({
           at: skip.at.toISOString(),
@@ -297,4 +309,13 @@ export class SchedulerTimingController {
     }
     return {timezone, active: true, description: '', runs: [], skipped: []};
   }
+}
+
+/** Why a look ahead listed fewer runs than asked for, and what that means. */
+function incompleteNote(plan: PlannedFires): string {
+  const why =
+    plan.stoppedBy === 'time'
+      ? `its time ran out (${LOOK_AHEAD_MS} ms)`
+      : 'it reached its most fires for these calendars';
+  return `the look ahead stopped after ${plan.considered} fires because ${why}: later runs may exist`;
 }

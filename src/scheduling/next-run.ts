@@ -1,7 +1,7 @@
 import type {CompiledCalendar} from './calendar-match';
 import {CronCache, InvalidCronError} from './compiled-cron';
 import {oneTimeFire} from './one-time-fire';
-import {plannedFires} from './planned-fires';
+import {LOOK_AHEAD_MS, plannedFires} from './planned-fires';
 import {finiteInstant} from './slots';
 import {isValidTimeZone} from './wall-clock';
 
@@ -32,6 +32,8 @@ export interface NextRunContext {
   cronCache?: CronCache;
   /** The most fires looked at for one that no calendar skips (default 5,000). */
   maxConsidered?: number;
+  /** The clock of the look ahead's time budget (tests pass their own). */
+  clock?: () => number;
 }
 
 /**
@@ -100,12 +102,16 @@ export function nextRun(
     startsAt,
     endsAt,
     maxConsidered,
+    clock: context.clock,
   });
   if (plan.runs.length > 0) return {at: plan.runs[0]};
   if (plan.skipped.length > 0)
     return {
       at: null,
-      problem: `no run among the next ${plan.skipped.length} fires: calendars skip them all (the first: ${plan.skipped[0].reason})`,
+      problem:
+        plan.stoppedBy === 'time'
+          ? `no run among the ${plan.skipped.length} fires looked at before the look ahead's time ran out (${LOOK_AHEAD_MS} ms); later runs may exist: calendars skip them all (the first: ${plan.skipped[0].reason})`
+          : `no run among the next ${plan.skipped.length} fires: calendars skip them all (the first: ${plan.skipped[0].reason})`,
     };
   return {
     at: null,

@@ -302,6 +302,40 @@ describe('calendars (issue 26, items 1 and 2)', () => {
   });
 
   describe('next runs and the preview', () => {
+    it('say when the look ahead stopped early, and list no incomplete note when it did not', async () => {
+      // Allowed on one day long past: every fire is skipped, so the look
+      // ahead goes to its most fires (or runs out of time on a slow machine).
+      const never = await operator
+        .post('/api/calendars')
+        .send(
+          holidayCalendar({
+            name: 'never',
+            kind: 'allowed',
+            dates: ['2001-01-01'],
+          }),
+        )
+        .expect(201);
+      const stopped = await viewer
+        .post('/api/schedulers/preview')
+        .send({schedule: '* * * * *', calendar_ids: [never.body.id], count: 3})
+        .expect(200);
+      expect(stopped.body.runs).to.deepEqual([]);
+      expect(stopped.body.incomplete).to.match(
+        /^the look ahead stopped after \d+ fires because (it reached its most fires for these calendars|its time ran out \(1000 ms\)): later runs may exist$/,
+      );
+      const whole = await viewer
+        .post('/api/schedulers/preview')
+        .send({
+          schedule: '0 6 * * *',
+          calendar_ids: [never.body.id],
+          count: 3,
+          ends_at: '2027-01-01T00:00:00Z',
+        })
+        .expect(200);
+      expect(whole.body.runs).to.deepEqual([]);
+      expect(whole.body).not.to.have.property('incomplete');
+    });
+
     it('list the fires that will run and mark the skipped ones with their calendar, inside the active window', async () => {
       const calendar = await operator
         .post('/api/calendars')

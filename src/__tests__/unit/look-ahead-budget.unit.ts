@@ -49,6 +49,7 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     });
     expect(plan.runs).to.be.empty();
     expect(plan.skipped).to.have.length(250);
+    expect(plan).to.containDeep({stoppedBy: 'fires', considered: 250});
     const none = nextRun(
       {
         schedule: '* * * * *',
@@ -83,9 +84,47 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     expect(plan.runs).to.be.empty();
     expect(plan.skipped.length).to.be.within(9, 11);
     expect(plan.skipped[0].at).to.eql(new Date('2026-11-21T10:01:00Z'));
+    expect(plan.stoppedBy).to.equal('time');
   });
 
-  it('never reads the clock for a schedule without calendars: its answer does not depend on the machine', () => {
+  it('says in the problem of the next run that its time ran out, and that later runs may exist', () => {
+    let now = 0;
+    const calendars = neverMatching(2);
+    const none = nextRun(
+      {
+        schedule: '* * * * *',
+        date_time: null,
+        status: true,
+        stay_alive: false,
+        starts_at: null,
+        ends_at: null,
+        calendar_ids: [1, 2],
+      },
+      NOW,
+      {
+        timeZone: 'UTC',
+        catchUpMinutes: 5,
+        calendars: new Map(calendars.map(c => [c.id, c])),
+        // 100 ms a reading: past the second's budget after about ten fires.
+        clock: () => (now += 100),
+      },
+    );
+    expect(none.at).to.be.null();
+    expect(none.problem).to.match(
+      /^no run among the \d+ fires looked at before the look ahead's time ran out \(1000 ms\); later runs may exist: calendars skip them all/,
+    );
+  });
+
+  it('leaves stoppedBy unset when it looked at everything there was', () => {
+    const plan = plannedFires(compileCron('0 3 1 1 *'), 'UTC', NOW, 10, {
+      calendars: [],
+    });
+    // Five years hold five fires of a yearly schedule: fewer than asked, all seen.
+    expect(plan.runs).to.have.length(5);
+    expect(plan.stoppedBy).to.be.undefined();
+  });
+
+  it('reads the clock once only for a schedule without calendars: its answer does not depend on the machine', () => {
     let readings = 0;
     const plan = plannedFires(compileCron('0 3 * * *'), 'UTC', NOW, 100, {
       calendars: [],
