@@ -30,6 +30,17 @@ function neverMatching(count: number) {
   );
 }
 
+/** An active every-minute scheduler naming `calendars`. */
+const everyMinute = (calendars: Array<{id: number}>) => ({
+  schedule: '* * * * *',
+  date_time: null,
+  status: true,
+  stay_alive: false,
+  starts_at: null,
+  ends_at: null,
+  calendar_ids: calendars.map(calendar => calendar.id),
+});
+
 describe('the look ahead is bounded by its calendar checks, not only by fires', () => {
   it('keeps 5,000 fires up to 50 calendars and looks at fewer beyond', () => {
     expect(LOOK_AHEAD_CALENDAR_CHECKS).to.equal(250_000);
@@ -50,23 +61,11 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     expect(plan.runs).to.be.empty();
     expect(plan.skipped).to.have.length(250);
     expect(plan).to.containDeep({stoppedBy: 'fires', considered: 250});
-    const none = nextRun(
-      {
-        schedule: '* * * * *',
-        date_time: null,
-        status: true,
-        stay_alive: false,
-        starts_at: null,
-        ends_at: null,
-        calendar_ids: calendars.map(calendar => calendar.id),
-      },
-      NOW,
-      {
-        timeZone: 'UTC',
-        catchUpMinutes: 5,
-        calendars: new Map(calendars.map(c => [c.id, c])),
-      },
-    );
+    const none = nextRun(everyMinute(calendars), NOW, {
+      timeZone: 'UTC',
+      catchUpMinutes: 5,
+      calendars: new Map(calendars.map(c => [c.id, c])),
+    });
     expect(none.problem).to.match(
       /^no run among the next 250 fires: calendars skip them all/,
     );
@@ -90,25 +89,13 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
   it('says in the problem of the next run that its time ran out, and that later runs may exist', () => {
     let now = 0;
     const calendars = neverMatching(2);
-    const none = nextRun(
-      {
-        schedule: '* * * * *',
-        date_time: null,
-        status: true,
-        stay_alive: false,
-        starts_at: null,
-        ends_at: null,
-        calendar_ids: [1, 2],
-      },
-      NOW,
-      {
-        timeZone: 'UTC',
-        catchUpMinutes: 5,
-        calendars: new Map(calendars.map(c => [c.id, c])),
-        // 100 ms a reading: past the second's budget after about ten fires.
-        clock: () => (now += 100),
-      },
-    );
+    const none = nextRun(everyMinute(calendars), NOW, {
+      timeZone: 'UTC',
+      catchUpMinutes: 5,
+      calendars: new Map(calendars.map(c => [c.id, c])),
+      // 100 ms a reading: past the second's budget after about ten fires.
+      clock: () => (now += 100),
+    });
     expect(none.at).to.be.null();
     expect(none.problem).to.match(
       /^no run among the \d+ fires looked at before the look ahead's time ran out \(1000 ms\); later runs may exist: calendars skip them all/,
