@@ -146,7 +146,10 @@ export class SchedulerTimingController {
         `Entity not found: Scheduler with id ${id}`,
       );
     });
-    const listed = await this.runsOf(scheduler, count);
+    // A paused or stay-alive scheduler lists no runs: its zone and words
+    // only, without a look ahead (up to a second with calendars).
+    const firing = scheduler.status && !scheduler.stay_alive;
+    const listed = await this.runsOf(scheduler, firing ? count : 0);
     if (scheduler.stay_alive) {
       return {
         ...listed,

@@ -334,6 +334,22 @@ describe('calendars (issue 26, items 1 and 2)', () => {
         .expect(200);
       expect(whole.body.runs).to.deepEqual([]);
       expect(whole.body).not.to.have.property('incomplete');
+      // Paused: no runs, and no look ahead to call incomplete.
+      const paused = await operator
+        .post('/api/schedulers')
+        .send(
+          givenSchedulerBody({
+            schedule: '* * * * *',
+            status: false,
+            calendar_ids: [never.body.id],
+          }),
+        )
+        .expect(201);
+      const next = await viewer
+        .get(`/api/schedulers/${paused.body.id}/next-runs`)
+        .expect(200);
+      expect(next.body).to.containDeep({active: false, runs: [], skipped: []});
+      expect(next.body).not.to.have.property('incomplete');
     });
 
     it('list the fires that will run and mark the skipped ones with their calendar, inside the active window', async () => {
