@@ -25,9 +25,9 @@ import {compiledCalendars} from '../calendars/compiled-calendars';
 import {Calendar, Scheduler} from '../models';
 import {BrokerService} from '../queue/broker.service';
 import {taskMessageFor} from '../queue/task-message';
-import {calendarMatches, calendarVerdict} from '../scheduling/calendar-match';
 import {compileCron} from '../scheduling/compiled-cron';
 import {executionKey} from '../scheduling/execution-key';
+import {slotVerdicts} from '../scheduling/slot-verdicts';
 import {instantOrNull, MINUTE_MS} from '../scheduling/slots';
 import {upcomingRuns} from '../scheduling/upcoming-runs';
 import {fieldError, validationError} from '../validation/validation-error';
@@ -170,9 +170,7 @@ export class SchedulerBackfillController {
       this.calendars,
       scheduler.calendar_ids ?? [],
     );
-    const skips = slots.map(slot =>
-      calendarVerdict(calendars, calendar => calendarMatches(calendar, slot)),
-    );
+    const skips = await slotVerdicts(calendars, slots);
     if (body.dry_run) {
       const toRun = slots.filter((_, i) => !skips[i]);
       return {

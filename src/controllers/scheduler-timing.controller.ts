@@ -258,7 +258,7 @@ export class SchedulerTimingController {
         skipped: [],
       };
     if (timing.schedule) {
-      const plan = plannedFires(
+      const plan = await plannedFires(
         compileCron(timing.schedule),
         timezone,
         now,

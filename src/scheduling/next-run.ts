@@ -1,3 +1,4 @@
+import type {TurnSharer} from '../process/turn-sharer';
 import type {CompiledCalendar} from './calendar-match';
 import {CronCache, InvalidCronError} from './compiled-cron';
 import {oneTimeFire} from './one-time-fire';
@@ -34,6 +35,8 @@ export interface NextRunContext {
   maxConsidered?: number;
   /** The clock of the look ahead's time budget (tests pass their own). */
   clock?: () => number;
+  /** Shared by a report's look aheads: one turn's time counts across rows. */
+  turns?: TurnSharer;
 }
 
 /**
@@ -44,11 +47,11 @@ export interface NextRunContext {
  * `GET /api/schedulers/{id}/next-runs`. Inactive schedulers and stay-alive
  * workers have none; `problem` says why there is none.
  */
-export function nextRun(
+export async function nextRun(
   scheduler: NextRunScheduler,
   now: Date,
   context: NextRunContext,
-): NextRun {
+): Promise<NextRun> {
   if (scheduler.stay_alive) return {at: null, problem: 'stay-alive'};
   if (!scheduler.status) return {at: null, problem: 'inactive'};
   const calendars = (scheduler.calendar_ids ?? [])
@@ -97,12 +100,13 @@ export function nextRun(
       problem: `active window ended at ${endsAt.toISOString()}`,
     };
   const maxConsidered = context.maxConsidered ?? 5000;
-  const plan = plannedFires(cron, timeZone, now, 1, {
+  const plan = await plannedFires(cron, timeZone, now, 1, {
     calendars,
     startsAt,
     endsAt,
     maxConsidered,
     clock: context.clock,
+    turns: context.turns,
   });
   if (plan.runs.length > 0) return {at: plan.runs[0]};
   if (plan.skipped.length > 0)

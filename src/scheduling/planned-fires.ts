@@ -4,6 +4,7 @@ import {
   CalendarSkip,
   CompiledCalendar,
 } from './calendar-match';
+import {TurnSharer} from '../process/turn-sharer';
 import type {CompiledCron} from './compiled-cron';
 import {MINUTE_MS} from './slots';
 import {UPCOMING_HORIZON_DAYS, upcomingRuns} from './upcoming-runs';
@@ -39,15 +40,19 @@ export interface FirePlanOptions {
   timeBudgetMs?: number;
   /** Milliseconds from any origin, for the time budget (tests pass their own). */
   clock?: () => number;
+  /** Shares the event loop while calendars are judged (default: on `clock`). */
+  turns?: TurnSharer;
 }
 
 /**
- * What one look ahead may cost the event loop of the process answering it.
- * The calendar checks' budget below bounds how many checks are made, but
- * not what one costs: a calendar in a zone of its own costs a wall-time
- * lookup per day, so 100 calendars in 100 zones and a daily schedule took
- * about 5 s for five years of fires (1 s: about 400-600 of them, on a
- * 2-core machine). The answer says when it stopped for time.
+ * How long one look ahead may take, in wall time. The calendar checks'
+ * budget below bounds how many checks are made, but not what one costs: a
+ * calendar in a zone of its own costs a wall-time lookup per day, so 100
+ * calendars in 100 zones and a daily schedule took about 5 s for five years
+ * of fires (1 s: about 400-1,500 of them, on a 2-core machine). The answer
+ * says when it stopped for time. Meanwhile the look ahead gives the event
+ * loop back every TURN_MS, so other requests are answered: several look
+ * aheads at once share the second, and each looks at fewer fires.
  */
 export const LOOK_AHEAD_MS = 1000;
 
@@ -84,13 +89,13 @@ export function firesWithinBudget(
  * window, and each judged by the scheduler's calendars. Skipped fires are
  * listed with the calendar that skips them, never moved.
  */
-export function plannedFires(
+export async function plannedFires(
   cron: CompiledCron,
   timeZone: string,
   after: Date,
   count: number,
   options: FirePlanOptions,
-): PlannedFires {
+): Promise<PlannedFires> {
   const {calendars, startsAt, endsAt} = options;
   const maxConsidered = firesWithinBudget(
     options.maxConsidered ?? 5000,
@@ -104,6 +109,9 @@ export function plannedFires(
       : after;
   const clock = options.clock ?? performance.now.bind(performance);
   const deadline = clock() + (options.timeBudgetMs ?? LOOK_AHEAD_MS);
+  // Only work with calendars is long enough to share the event loop.
+  const turns =
+    calendars.length > 0 ? (options.turns ?? new TurnSharer(clock)) : undefined;
   let considered = 0;
   let size = 0;
   while (plan.runs.length < count && considered < maxConsidered) {
@@ -129,10 +137,15 @@ export function plannedFires(
       else plan.runs.push(slot);
       if (plan.runs.length >= count) return plan;
       // Each fire, not each batch: with many calendars one batch of 100
-      // fires can take seconds.
-      if (calendars.length > 0 && clock() > deadline) {
-        plan.stoppedBy = 'time';
-        return plan;
+      // fires can take seconds. Without calendars a look ahead is short
+      // (upcomingRuns skips ahead), and never reads the clock.
+      if (turns) {
+        const now = clock();
+        if (now > deadline) {
+          plan.stoppedBy = 'time';
+          return plan;
+        }
+        if (turns.due(now)) await turns.pass();
       }
     }
     if (batch.length < size) break;

@@ -42,7 +42,7 @@ const everyMinute = (calendars: Array<{id: number}>) => ({
 });
 
 describe('the look ahead is bounded by its calendar checks, not only by fires', () => {
-  it('keeps 5,000 fires up to 50 calendars and looks at fewer beyond', () => {
+  it('keeps 5,000 fires up to 50 calendars and looks at fewer beyond', async () => {
     expect(LOOK_AHEAD_CALENDAR_CHECKS).to.equal(250_000);
     expect(firesWithinBudget(5000, 0)).to.equal(5000);
     expect(firesWithinBudget(5000, 50)).to.equal(5000);
@@ -53,15 +53,15 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     expect(firesWithinBudget(5000, 1_000_000)).to.equal(1);
   });
 
-  it('stops a preview of 1,000 never-matching calendars after 250 fires, and says so', () => {
+  it('stops a preview of 1,000 never-matching calendars after 250 fires, and says so', async () => {
     const calendars = neverMatching(1000);
-    const plan = plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
+    const plan = await plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
       calendars,
     });
     expect(plan.runs).to.be.empty();
     expect(plan.skipped).to.have.length(250);
     expect(plan).to.containDeep({stoppedBy: 'fires', considered: 250});
-    const none = nextRun(everyMinute(calendars), NOW, {
+    const none = await nextRun(everyMinute(calendars), NOW, {
       timeZone: 'UTC',
       catchUpMinutes: 5,
       calendars: new Map(calendars.map(c => [c.id, c])),
@@ -71,11 +71,11 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     );
   });
 
-  it('stops when its time is up, and answers what it found among the fires it looked at', () => {
+  it('stops when its time is up, and answers what it found among the fires it looked at', async () => {
     let now = 0;
     // Each reading of the clock is a millisecond later: ten fires, then stop.
     const clock = () => now++;
-    const plan = plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
+    const plan = await plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
       calendars: neverMatching(2),
       timeBudgetMs: 10,
       clock,
@@ -86,10 +86,10 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     expect(plan.stoppedBy).to.equal('time');
   });
 
-  it('says in the problem of the next run that its time ran out, and that later runs may exist', () => {
+  it('says in the problem of the next run that its time ran out, and that later runs may exist', async () => {
     let now = 0;
     const calendars = neverMatching(2);
-    const none = nextRun(everyMinute(calendars), NOW, {
+    const none = await nextRun(everyMinute(calendars), NOW, {
       timeZone: 'UTC',
       catchUpMinutes: 5,
       calendars: new Map(calendars.map(c => [c.id, c])),
@@ -102,8 +102,8 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     );
   });
 
-  it('leaves stoppedBy unset when it looked at everything there was', () => {
-    const plan = plannedFires(compileCron('0 3 1 1 *'), 'UTC', NOW, 10, {
+  it('leaves stoppedBy unset when it looked at everything there was', async () => {
+    const plan = await plannedFires(compileCron('0 3 1 1 *'), 'UTC', NOW, 10, {
       calendars: [],
     });
     // Five years hold five fires of a yearly schedule: fewer than asked, all seen.
@@ -111,9 +111,9 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     expect(plan.stoppedBy).to.be.undefined();
   });
 
-  it('reads the clock once only for a schedule without calendars: its answer does not depend on the machine', () => {
+  it('reads the clock once only for a schedule without calendars: its answer does not depend on the machine', async () => {
     let readings = 0;
-    const plan = plannedFires(compileCron('0 3 * * *'), 'UTC', NOW, 100, {
+    const plan = await plannedFires(compileCron('0 3 * * *'), 'UTC', NOW, 100, {
       calendars: [],
       timeBudgetMs: 0,
       clock: () => ++readings * 1000,
@@ -122,16 +122,16 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     expect(readings).to.be.below(2);
   });
 
-  it('names three allowed calendars in a skip reason and counts the rest', () => {
+  it('names three allowed calendars in a skip reason and counts the rest', async () => {
     const cron = compileCron('* * * * *');
-    const many = plannedFires(cron, 'UTC', NOW, 1, {
+    const many = await plannedFires(cron, 'UTC', NOW, 1, {
       calendars: neverMatching(1000),
       maxConsidered: 1,
     });
     expect(many.skipped[0].reason).to.equal(
       'calendar "cal 1" (id 1), "cal 2" (id 2), "cal 3" (id 3) and 997 more: no allowed calendar matches this slot',
     );
-    const three = plannedFires(cron, 'UTC', NOW, 1, {
+    const three = await plannedFires(cron, 'UTC', NOW, 1, {
       calendars: neverMatching(3),
       maxConsidered: 1,
     });

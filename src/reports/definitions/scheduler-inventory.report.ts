@@ -58,7 +58,7 @@ class SharedNextRuns {
     this.currentMinute = minuteSlot(now).getTime();
   }
 
-  of(scheduler: SchedulerRow): NextRun {
+  async of(scheduler: SchedulerRow): Promise<NextRun> {
     const startsAt = finiteInstant(scheduler.starts_at);
     const timing = {
       ...scheduler,
@@ -79,7 +79,7 @@ class SharedNextRuns {
     let next = this.memo.get(key);
     if (!next) {
       if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-      next = nextRun(timing, this.now, this.context);
+      next = await nextRun(timing, this.now, this.context);
       this.memo.set(key, next);
     }
     return next;
@@ -141,7 +141,7 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
       [params.active_only, params.kind ?? null],
     );
     for await (const scheduler of schedulers) {
-      const next = nextRuns.of(scheduler);
+      const next = await nextRuns.of(scheduler);
       const row: ReportRow = {
         id: scheduler.id,
         description: scheduler.description,
