@@ -15,7 +15,7 @@ export interface SchedulePreview {
   description: string;
 
   /**
-   * Present when the look ahead stopped before listing `count` runs or reaching five years or the active window end: at its most fires (5,000, fewer with many calendars) or after 1 s of work. Says how many fires it looked at; runs after them may exist
+   * Present when the look ahead stopped before listing `count` runs or reaching five years or the active window end: at its most fires (5,000, fewer with many calendars), after 1 s of its own work, or after 5 s in all when the API is busy. Says how many fires it looked at; runs after them may exist
    */
   incomplete?: string;
 

@@ -49,6 +49,15 @@ interface BackfillBody {
   reason?: string;
 }
 
+const notFound = (id: number) =>
+  new HttpErrors.NotFound(`Entity not found: Scheduler with id ${id}`);
+
+/** A run's foreign key found no scheduler: it was deleted meanwhile. */
+function isMissingScheduler(error: unknown): boolean {
+  const pgError = error as {code?: string; table?: string};
+  return pgError.code === '23503' && pgError.table === 'scheduler_execution';
+}
+
 /** POST /schedulers/{id}/backfill: run the slots a recurring scheduler missed. */
 @oas.tags('Scheduler')
 @authenticate(...BEARER_STRATEGIES)
@@ -161,9 +170,7 @@ export class SchedulerBackfillController {
   > {
     const reason = changeReason(this.request, body.reason);
     const scheduler = await this.schedulers.findById(id).catch(() => {
-      throw new HttpErrors.NotFound(
-        `Entity not found: Scheduler with id ${id}`,
-      );
+      throw notFound(id);
     });
     const slots = this.slotsOf(scheduler, body);
     const calendars = await compiledCalendars(
@@ -237,7 +244,11 @@ export class SchedulerBackfillController {
         body.to,
         skips.map(skip => skip?.reason ?? null),
       ],
-    )) as Array<{id: string | number; execution_key: string; status: string}>;
+    ).catch(error => {
+      // Deleted while its slots were judged (seconds with many calendars).
+      if (isMissingScheduler(error)) throw notFound(id);
+      throw error;
+    })) as Array<{id: string | number; execution_key: string; status: string}>;
     const toSend = claimed.filter(row => row.status !== 'skipped');
     const confirmed = await publisher.publish(
       toSend.map(row => ({

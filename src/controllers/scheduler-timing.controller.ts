@@ -15,9 +15,9 @@ import {describeCron, describeOnce} from '../scheduling/describe-schedule';
 import type {CompiledCalendar} from '../scheduling/calendar-match';
 import {oneTimeFire} from '../scheduling/one-time-fire';
 import {
-  LOOK_AHEAD_MS,
   PlannedFires,
   plannedFires,
+  stopReason,
 } from '../scheduling/planned-fires';
 import {instantOrNull} from '../scheduling/slots';
 import {isValidTimeZone} from '../scheduling/wall-clock';
@@ -75,7 +75,7 @@ const RUNS_SCHEMA = {
     incomplete: {
       type: 'string',
       description:
-        'Present when the look ahead stopped before listing `count` runs or reaching five years or the active window end: at its most fires (5,000, fewer with many calendars) or after 1 s of work. Says how many fires it looked at; runs after them may exist',
+        'Present when the look ahead stopped before listing `count` runs or reaching five years or the active window end: at its most fires (5,000, fewer with many calendars), after 1 s of its own work, or after 5 s in all when the API is busy. Says how many fires it looked at; runs after them may exist',
     },
     skipped: {
       type: 'array',
@@ -316,9 +316,5 @@ export class SchedulerTimingController {
 
 /** Why a look ahead listed fewer runs than asked for, and what that means. */
 function incompleteNote(plan: PlannedFires): string {
-  const why =
-    plan.stoppedBy === 'time'
-      ? `its time ran out (${LOOK_AHEAD_MS} ms)`
-      : 'it reached its most fires for these calendars';
-  return `the look ahead stopped after ${plan.considered} fires because ${why}: later runs may exist`;
+  return `the look ahead stopped after ${plan.considered} fires because ${stopReason(plan.stoppedBy)}: later runs may exist`;
 }

@@ -26,6 +26,8 @@ export class BrokerService implements LifeCycleObserver {
   private readonly logger: Logger;
   private connection?: AmqpConnection;
   private publisher?: TaskPublisher;
+  /** The connection's first attempt, while it lasts and after. */
+  private starting?: Promise<void>;
 
   constructor(
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
@@ -45,9 +47,15 @@ export class BrokerService implements LifeCycleObserver {
       this.publisher = new TaskPublisher(connection, this.logger);
       // The first request to publish opens the connection, which outlives
       // it: its socket, reconnects and their records belong to no request.
-      await outsideRequest(() => connection.start());
+      // Requests that come while it opens wait for the same first attempt
+      // (they were told 503 before, the broker being merely slow to answer).
+      this.starting = outsideRequest(() => connection.start());
+      await this.starting;
+    } else {
+      // Its error, if any, went to the request that opened it.
+      await this.starting?.catch(() => undefined);
     }
-    if (!this.connection.connected) {
+    if (!this.connection?.connected) {
       throw new HttpErrors.ServiceUnavailable(
         'The message broker is unavailable',
       );
@@ -69,5 +77,6 @@ export class BrokerService implements LifeCycleObserver {
     await this.connection?.stop();
     this.publisher = undefined;
     this.connection = undefined;
+    this.starting = undefined;
   }
 }

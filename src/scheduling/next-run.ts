@@ -2,7 +2,7 @@ import type {TurnSharer} from '../process/turn-sharer';
 import type {CompiledCalendar} from './calendar-match';
 import {CronCache, InvalidCronError} from './compiled-cron';
 import {oneTimeFire} from './one-time-fire';
-import {LOOK_AHEAD_MS, plannedFires} from './planned-fires';
+import {plannedFires, stopReason} from './planned-fires';
 import {finiteInstant} from './slots';
 import {isValidTimeZone} from './wall-clock';
 
@@ -35,7 +35,10 @@ export interface NextRunContext {
   maxConsidered?: number;
   /** The clock of the look ahead's time budget (tests pass their own). */
   clock?: () => number;
-  /** Shared by a report's look aheads: one turn's time counts across rows. */
+  /**
+   * Shared by a report's look aheads, so that rows of a few milliseconds
+   * each still give the event loop back (default: one per look ahead).
+   */
   turns?: TurnSharer;
 }
 
@@ -113,8 +116,8 @@ export async function nextRun(
     return {
       at: null,
       problem:
-        plan.stoppedBy === 'time'
-          ? `no run among the ${plan.skipped.length} fires looked at before the look ahead's time ran out (${LOOK_AHEAD_MS} ms); later runs may exist: calendars skip them all (the first: ${plan.skipped[0].reason})`
+        plan.stoppedBy === 'time' || plan.stoppedBy === 'wall'
+          ? `no run among the ${plan.skipped.length} fires looked at before the look ahead stopped because ${stopReason(plan.stoppedBy)}; later runs may exist: calendars skip them all (the first: ${plan.skipped[0].reason})`
           : `no run among the next ${plan.skipped.length} fires: calendars skip them all (the first: ${plan.skipped[0].reason})`,
     };
   return {

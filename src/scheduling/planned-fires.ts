@@ -1,10 +1,10 @@
+import {TurnSharer} from '../process/turn-sharer';
 import {
   calendarMatches,
   calendarVerdict,
   CalendarSkip,
   CompiledCalendar,
 } from './calendar-match';
-import {TurnSharer} from '../process/turn-sharer';
 import type {CompiledCron} from './compiled-cron';
 import {MINUTE_MS} from './slots';
 import {UPCOMING_HORIZON_DAYS, upcomingRuns} from './upcoming-runs';
@@ -16,10 +16,11 @@ export interface PlannedFires {
   skipped: Array<CalendarSkip & {at: Date}>;
   /**
    * Set when the look ahead stopped before `count` runs, the five years or
-   * the active window's end: at its most fires (`fires`) or at its time
-   * (`time`). Runs after `considered` fires may exist.
+   * the active window's end: at its most fires (`fires`), at its time of
+   * work (`time`) or at its time in all (`wall`: the process was busy with
+   * other work). Runs after `considered` fires may exist.
    */
-  stoppedBy?: 'fires' | 'time';
+  stoppedBy?: 'fires' | 'time' | 'wall';
   /** Fires looked at. */
   considered: number;
 }
@@ -34,27 +35,50 @@ export interface FirePlanOptions {
    */
   maxConsidered?: number;
   /**
-   * Milliseconds of work the look ahead may take (default LOOK_AHEAD_MS):
-   * past it, it stops and answers what it found among the fires it looked at.
+   * Milliseconds of its own work the look ahead may take (default
+   * LOOK_AHEAD_MS): past it, it stops and answers what it found among the
+   * fires it looked at.
    */
   timeBudgetMs?: number;
-  /** Milliseconds from any origin, for the time budget (tests pass their own). */
+  /** Milliseconds in all, its work and the others' between (default LOOK_AHEAD_WALL_MS). */
+  wallBudgetMs?: number;
+  /** Milliseconds from any origin, for the time budgets (tests pass their own). */
   clock?: () => number;
   /** Shares the event loop while calendars are judged (default: on `clock`). */
   turns?: TurnSharer;
 }
 
 /**
- * How long one look ahead may take, in wall time. The calendar checks'
+ * How long one look ahead with calendars may work. The calendar checks'
  * budget below bounds how many checks are made, but not what one costs: a
  * calendar in a zone of its own costs a wall-time lookup per day, so 100
  * calendars in 100 zones and a daily schedule took about 5 s for five years
  * of fires (1 s: about 400-1,500 of them, on a 2-core machine). The answer
  * says when it stopped for time. Meanwhile the look ahead gives the event
- * loop back every TURN_MS, so other requests are answered: several look
- * aheads at once share the second, and each looks at fewer fires.
+ * loop back every TURN_MS, so other requests are answered; the time they
+ * take between its turns is not its work, so a busy API does not cut its
+ * answer short, up to LOOK_AHEAD_WALL_MS.
  */
 export const LOOK_AHEAD_MS = 1000;
+
+/**
+ * How long one look ahead may take in all, its turns and the others' work
+ * between them: what bounds the request's answer time when many run at once
+ * (20 at once each get about 1/20 of the process).
+ */
+export const LOOK_AHEAD_WALL_MS = 5000;
+
+/** Why a look ahead stopped early, for the `incomplete` note and the next run's problem. */
+export function stopReason(stoppedBy: PlannedFires['stoppedBy']): string {
+  switch (stoppedBy) {
+    case 'time':
+      return `its time ran out (${LOOK_AHEAD_MS} ms)`;
+    case 'wall':
+      return `the process was busy and ${LOOK_AHEAD_WALL_MS} ms passed`;
+    default:
+      return 'it reached its most fires for these calendars';
+  }
+}
 
 const BATCH = 100;
 
@@ -108,10 +132,13 @@ export async function plannedFires(
       ? new Date(startsAt.getTime() - MINUTE_MS)
       : after;
   const clock = options.clock ?? performance.now.bind(performance);
-  const deadline = clock() + (options.timeBudgetMs ?? LOOK_AHEAD_MS);
+  const started = clock();
+  const workBudget = options.timeBudgetMs ?? LOOK_AHEAD_MS;
+  const wallBudget = options.wallBudgetMs ?? LOOK_AHEAD_WALL_MS;
   // Only work with calendars is long enough to share the event loop.
   const turns =
     calendars.length > 0 ? (options.turns ?? new TurnSharer(clock)) : undefined;
+  const workedBefore = turns?.worked(started) ?? 0;
   let considered = 0;
   let size = 0;
   while (plan.runs.length < count && considered < maxConsidered) {
@@ -141,11 +168,15 @@ export async function plannedFires(
       // (upcomingRuns skips ahead), and never reads the clock.
       if (turns) {
         const now = clock();
-        if (now > deadline) {
+        if (turns.worked(now) - workedBefore > workBudget) {
           plan.stoppedBy = 'time';
           return plan;
         }
-        if (turns.due(now)) await turns.pass();
+        if (now - started > wallBudget) {
+          plan.stoppedBy = 'wall';
+          return plan;
+        }
+        if (turns.due(now)) await turns.pass(now);
       }
     }
     if (batch.length < size) break;

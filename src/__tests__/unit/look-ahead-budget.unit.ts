@@ -98,7 +98,7 @@ describe('the look ahead is bounded by its calendar checks, not only by fires', 
     });
     expect(none.at).to.be.null();
     expect(none.problem).to.match(
-      /^no run among the \d+ fires looked at before the look ahead's time ran out \(1000 ms\); later runs may exist: calendars skip them all/,
+      /^no run among the \d+ fires looked at before the look ahead stopped because its time ran out \(1000 ms\); later runs may exist: calendars skip them all/,
     );
   });
 

@@ -6,6 +6,7 @@ import {
   compileCalendar,
 } from '../../scheduling/calendar-match';
 import {compileCron, CronCache} from '../../scheduling/compiled-cron';
+import {nextRun} from '../../scheduling/next-run';
 import {plannedFires} from '../../scheduling/planned-fires';
 import {slotVerdicts} from '../../scheduling/slot-verdicts';
 
@@ -29,9 +30,14 @@ function otherWork(clock: {peek: () => number}) {
   return seen;
 }
 
-const calendar = (id: number, kind: string, dates: string[]) =>
+const calendar = (
+  id: number,
+  kind: string,
+  dates: string[],
+  times: string[] = [],
+) =>
   compileCalendar(
-    {id, name: `cal ${id}`, kind, time_zone: 'UTC', dates, times: []},
+    {id, name: `cal ${id}`, kind, time_zone: 'UTC', dates, times},
     new CronCache(),
   ).calendar;
 
@@ -72,6 +78,104 @@ describe('long work shares the event loop (TurnSharer)', () => {
     );
     expect(plan.runs).to.have.length(5000);
     expect(seen.at).to.be.undefined();
+  });
+
+  it('counts its own turns against its time, not the work the event loop ran between them (review: a busy API cut answers short)', async () => {
+    let now = 0;
+    let done = false;
+    // Each reading is a millisecond of the look ahead's work; each turn of
+    // the others' work takes 500 ms.
+    const clock = () => ++now;
+    const others = () => {
+      now += 500;
+      if (!done) setImmediate(others);
+    };
+    setImmediate(others);
+    const plan = await plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
+      calendars: [calendar(1, 'allowed', ['2001-01-01'])],
+      maxConsidered: 300,
+      clock,
+      wallBudgetMs: 1e9,
+    });
+    done = true;
+    // About 300 ms of its own work, and far more than its 1,000 ms in all.
+    expect(now).to.be.greaterThan(5000);
+    expect(plan.considered).to.equal(300);
+    expect(plan.stoppedBy).to.equal('fires');
+  });
+
+  it('stops at its time in all when the others take it (wall), and says why', async () => {
+    let now = 0;
+    let done = false;
+    const clock = () => ++now;
+    const others = () => {
+      now += 500;
+      if (!done) setImmediate(others);
+    };
+    setImmediate(others);
+    const calendars = [calendar(1, 'allowed', ['2001-01-01'])];
+    const next = await nextRun(
+      {
+        schedule: '* * * * *',
+        date_time: null,
+        status: true,
+        stay_alive: false,
+        starts_at: null,
+        ends_at: null,
+        calendar_ids: [1],
+      },
+      NOW,
+      {
+        timeZone: 'UTC',
+        catchUpMinutes: 5,
+        calendars: new Map(calendars.map(c => [c.id, c])),
+        clock,
+      },
+    );
+    done = true;
+    expect(next.at).to.be.null();
+    expect(next.problem).to.match(
+      /^no run among the \d+ fires looked at before the look ahead stopped because the process was busy and 5000 ms passed; later runs may exist/,
+    );
+  });
+
+  it("shares one sharer across a report's short look aheads, so they too give the event loop back", async () => {
+    const clock = steppingClock(1);
+    const seen = otherWork(clock);
+    // Skips 11:00, 12:00 and 13:00: each look ahead reads the clock a few
+    // times, far below a turn, and finds 14:00.
+    const calendars = new Map([
+      [1, calendar(1, 'blackout', [], ['* 11-13 * * *'])],
+    ]);
+    const context = {
+      timeZone: 'UTC',
+      catchUpMinutes: 5,
+      calendars,
+      clock,
+      turns: new TurnSharer(clock),
+    };
+    const row = {
+      schedule: '0 * * * *',
+      date_time: null,
+      status: true,
+      stay_alive: false,
+      starts_at: null,
+      ends_at: null,
+      calendar_ids: [1],
+    };
+    // 20 of them together take more than a turn.
+    for (let i = 0; i < 20; i++) {
+      expect((await nextRun(row, NOW, context)).at).to.eql(
+        new Date('2026-11-21T14:00:00Z'),
+      );
+    }
+    expect(seen.at).to.be.lessThan(clock.peek());
+    // Without the shared sharer, none of them would have passed.
+    const alone = otherWork(clock);
+    for (let i = 0; i < 20; i++) {
+      await nextRun(row, NOW, {...context, turns: undefined});
+    }
+    expect(alone.at).to.be.undefined();
   });
 
   it("judges a backfill's slots as calendarVerdict does, passing the event loop between them", async () => {

@@ -1,4 +1,5 @@
 import {loadAllCalendars} from '../../calendars/all-calendars';
+import {TurnSharer} from '../../process/turn-sharer';
 import {CronCache} from '../../scheduling/compiled-cron';
 import {nextRun, NextRun, NextRunContext} from '../../scheduling/next-run';
 import {finiteInstant, minuteSlot} from '../../scheduling/slots';
@@ -121,6 +122,9 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
       maxConsidered: MAX_CONSIDERED,
       calendars,
       cronCache,
+      // One sharer for every row: rows of a few ms each add up to seconds
+      // on the API's event loop (an instant report runs there).
+      turns: new TurnSharer(),
     });
     const schedulers = pagedRows<SchedulerRow>(
       db,
