@@ -9,11 +9,13 @@
  * slowest and p99 latency. A ping slower than the heavy request means the
  * API answered nothing else while it ran.
  *
- *   npm run bench:event-loop-hold [-- --repeat 3 --concurrent 1 --root DIR]
+ *   npm run bench:event-loop-hold [-- --repeat 3 --concurrent 1
+ *     --calendars 100 --root DIR]
  *
- * --concurrent K sends K copies of the heavy request at once. --root DIR
- * starts another checkout's build (its dist/index.js) as the API; the
- * database and vhost come from this one.
+ * --concurrent K sends K copies of the heavy request at once. --calendars N
+ * names N calendars instead of 100 (more than 100 is refused by the API).
+ * --root DIR starts another checkout's build (its dist/index.js) as the
+ * API; the database and vhost come from this one.
  */
 'use strict';
 const path = require('node:path');

@@ -62,6 +62,11 @@ export interface AppConfig {
   databaseDirectUrl: string;
   /** One URL, or several nodes of one cluster, comma-separated. */
   amqpUrl: string;
+  /**
+   * AMQP_CONNECT_TIMEOUT_MS: how long a connection attempt (TCP and the
+   * AMQP handshake) may take before it counts as a broker that is down.
+   */
+  amqpConnectTimeoutMs: number;
   /** AMQP_QUEUE_TYPE: quorum (default) or classic. */
   amqpQueueType: QueueType;
   serviceName: string;
@@ -609,6 +614,12 @@ function readConfig(env: Env): AppConfig {
       'AMQP_URL',
       'amqp://guest:guest@127.0.0.1:5672',
       (raw, name) => (parseBrokerUrls(raw, name), raw),
+    ),
+    amqpConnectTimeoutMs: read(
+      env,
+      'AMQP_CONNECT_TIMEOUT_MS',
+      10_000,
+      integer(100, 120_000),
     ),
     amqpQueueType: read(env, 'AMQP_QUEUE_TYPE', 'quorum', oneOf(QUEUE_TYPES)),
     serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),

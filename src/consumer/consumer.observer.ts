@@ -115,6 +115,7 @@ export class ConsumerObserver implements LifeCycleObserver {
           () => connection.createChannel(),
           brokerTopology(settings),
         ),
+      connectTimeoutMs: config.amqpConnectTimeoutMs,
     });
     // One 'connected' listener per subscription: many HTTP consumers are no leak.
     this.connection.setMaxListeners(

@@ -3,7 +3,6 @@ import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {
-  HttpErrors,
   oas,
   post,
   Request,
@@ -19,6 +18,10 @@ import type {AppConfig} from '../config';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
 import {markPublished} from '../database/mark-published';
+import {
+  isMissingScheduler,
+  schedulerNotFound,
+} from '../database/missing-scheduler';
 import {repositorySql} from '../database/repository-sql';
 import {AppBindings, ProducerBindings} from '../keys';
 import {compiledCalendars} from '../calendars/compiled-calendars';
@@ -47,15 +50,6 @@ interface BackfillBody {
   to: string;
   dry_run?: boolean;
   reason?: string;
-}
-
-const notFound = (id: number) =>
-  new HttpErrors.NotFound(`Entity not found: Scheduler with id ${id}`);
-
-/** A run's foreign key found no scheduler: it was deleted meanwhile. */
-function isMissingScheduler(error: unknown): boolean {
-  const pgError = error as {code?: string; table?: string};
-  return pgError.code === '23503' && pgError.table === 'scheduler_execution';
 }
 
 /** POST /schedulers/{id}/backfill: run the slots a recurring scheduler missed. */
@@ -170,7 +164,7 @@ export class SchedulerBackfillController {
   > {
     const reason = changeReason(this.request, body.reason);
     const scheduler = await this.schedulers.findById(id).catch(() => {
-      throw notFound(id);
+      throw schedulerNotFound(id);
     });
     const slots = this.slotsOf(scheduler, body);
     const calendars = await compiledCalendars(
@@ -246,7 +240,7 @@ export class SchedulerBackfillController {
       ],
     ).catch(error => {
       // Deleted while its slots were judged (seconds with many calendars).
-      if (isMissingScheduler(error)) throw notFound(id);
+      if (isMissingScheduler(error)) throw schedulerNotFound(id);
       throw error;
     })) as Array<{id: string | number; execution_key: string; status: string}>;
     const toSend = claimed.filter(row => row.status !== 'skipped');

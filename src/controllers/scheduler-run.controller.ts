@@ -3,7 +3,6 @@ import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
 import {
-  HttpErrors,
   oas,
   post,
   Request,
@@ -20,6 +19,10 @@ import type {AppConfig} from '../config';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
 import {markPublished} from '../database/mark-published';
+import {
+  isMissingScheduler,
+  schedulerNotFound,
+} from '../database/missing-scheduler';
 import {repositorySql} from '../database/repository-sql';
 import {workerParamKeyProblems} from '../executors/worker-params';
 import {compiledCalendars} from '../calendars/compiled-calendars';
@@ -169,9 +172,7 @@ export class SchedulerRunController {
   async runNow(id: number, body: RunNowRequest): Promise<RunNowResult> {
     const reason = changeReason(this.request, body.reason);
     const scheduler = await this.schedulers.findById(id).catch(() => {
-      throw new HttpErrors.NotFound(
-        `Entity not found: Scheduler with id ${id}`,
-      );
+      throw schedulerNotFound(id);
     });
     if (scheduler.stay_alive) {
       throw validationError([
@@ -237,7 +238,11 @@ export class SchedulerRunController {
         JSON.stringify(changes),
         skip?.reason ?? null,
       ],
-    )) as Array<{id: string | number}>;
+    ).catch(error => {
+      // Deleted while this request waited for the broker to open.
+      if (isMissingScheduler(error)) throw schedulerNotFound(id);
+      throw error;
+    })) as Array<{id: string | number}>;
     const executionId = Number(rows[0].id);
     if (skip) {
       return {

@@ -102,6 +102,7 @@ export class ProducerObserver implements LifeCycleObserver {
     this.connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
       onConnect: connection =>
         assertTopology(() => connection.createChannel(), topology),
+      connectTimeoutMs: this.config.amqpConnectTimeoutMs,
     });
     await this.connection.start();
     this.publisher = new TaskPublisher(

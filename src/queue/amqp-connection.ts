@@ -10,7 +10,17 @@ export interface AmqpConnectionOptions {
   onConnect?: (connection: AmqpConnection) => Promise<void>;
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * How long one attempt (TCP and the AMQP handshake) may take. A peer that
+   * accepts the connection and never answers held an attempt, and every
+   * request waiting for it, until the socket died; past this it is a broker
+   * that is down: retried with backoff.
+   */
+  connectTimeoutMs?: number;
 }
+
+/** AMQP_CONNECT_TIMEOUT_MS's default. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 /** The URL without credentials, for logs; a list names each node. */
 export function describeAmqpUrl(url: string): string {
@@ -117,6 +127,8 @@ export class AmqpConnection extends EventEmitter {
       // amqplib leaves Nagle on: small frames (acks, single publishes) would
       // wait for earlier ones to be acknowledged, which caps prefetch-1 throughput.
       noDelay: true,
+      // amqplib sets no timeout of its own; it fails with 'connect ETIMEDOUT'.
+      timeout: this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     });
     this.node = describeAmqpUrl(node);
     const socket = amqpSocketOf(connection);

@@ -42,6 +42,7 @@ export class BrokerService implements LifeCycleObserver {
       const connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
         onConnect: opened =>
           assertTopology(() => opened.createChannel(), topology),
+        connectTimeoutMs: this.config.amqpConnectTimeoutMs,
       });
       this.connection = connection;
       this.publisher = new TaskPublisher(connection, this.logger);

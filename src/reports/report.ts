@@ -1,3 +1,4 @@
+import type {TurnSharer} from '../process/turn-sharer';
 import type {Pool} from 'pg';
 
 /** What a report receives: the scheduler's report params, as the spec shapes them. */
@@ -26,6 +27,11 @@ export interface ReportDataContext {
   timeZone: string;
   /** CRON_CATCHUP_MINUTES: whether a one-time run in the current minute still fires. */
   catchUpMinutes: number;
+  /**
+   * Shares the event loop between rows that take CPU (an instant report
+   * runs in the API process); default: a new one on the real clock.
+   */
+  turns?: TurnSharer;
 }
 
 /**

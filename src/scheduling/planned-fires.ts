@@ -53,7 +53,7 @@ export interface FirePlanOptions {
  * budget below bounds how many checks are made, but not what one costs: a
  * calendar in a zone of its own costs a wall-time lookup per day, so 100
  * calendars in 100 zones and a daily schedule took about 5 s for five years
- * of fires (1 s: about 400-1,500 of them, on a 2-core machine). The answer
+ * of fires (1 s: about 400-1,800 of them, on a 2-core machine). The answer
  * says when it stopped for time. Meanwhile the look ahead gives the event
  * loop back every TURN_MS, so other requests are answered; the time they
  * take between its turns is not its work, so a busy API does not cut its

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       apiBasePath: '/api',
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/task_scheduler',
       amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
+      amqpConnectTimeoutMs: 10_000,
       serviceName: 'task-scheduler',
       logLevel: 'info',
       nodeEnv: 'development',
@@ -474,6 +475,11 @@ describe('loadConfig', () => {
     expect(configErrorFor({CRON_SLOT_LEASE_MS: '500'}).message).to.match(
       /CRON_SLOT_LEASE_MS/,
     );
+    for (const bad of ['99', '120001', '1.5', 'ten']) {
+      expect(configErrorFor({AMQP_CONNECT_TIMEOUT_MS: bad}).message).to.match(
+        /AMQP_CONNECT_TIMEOUT_MS/,
+      );
+    }
   });
 
   it('refuses transaction pooling without a direct URL where a session is needed', () => {

@@ -111,7 +111,11 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
       kind: optionalEnumList(raw, 'kind', KINDS),
     };
   },
-  async *rows(params, {db, now, timeZone, catchUpMinutes}) {
+  async *rows(params, {db, now, timeZone, catchUpMinutes, turns}) {
+    // One sharer for every row: rows of a few ms each (a rare schedule's
+    // next fire, calendars) add up to seconds, on the API's event loop when
+    // the report is instant. The look aheads pass within a row as well.
+    const sharer = turns ?? new TurnSharer();
     // The next run as next-runs and the producer see it: calendars read
     // once for the whole report, each cron expression compiled once.
     const cronCache = new CronCache();
@@ -122,9 +126,7 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
       maxConsidered: MAX_CONSIDERED,
       calendars,
       cronCache,
-      // One sharer for every row: rows of a few ms each add up to seconds
-      // on the API's event loop (an instant report runs there).
-      turns: new TurnSharer(),
+      turns: sharer,
     });
     const schedulers = pagedRows<SchedulerRow>(
       db,
@@ -167,6 +169,7 @@ export const SchedulerInventoryReport: ReportDefinition<InventoryParams> = {
         note: next.problem ?? null,
       };
       yield row;
+      if (sharer.due()) await sharer.pass();
     }
   },
 };
