@@ -30,6 +30,36 @@ function otherWork(clock: {peek: () => number}) {
   return seen;
 }
 
+/**
+ * A clock read by the work (a millisecond a reading) while other work keeps
+ * the event loop busy, 500 ms a turn, until `stop()`.
+ */
+function busyEventLoop() {
+  let now = 0;
+  let stopped = false;
+  const others = () => {
+    now += 500;
+    if (!stopped) setImmediate(others);
+  };
+  setImmediate(others);
+  return {
+    clock: () => ++now,
+    elapsed: () => now,
+    stop: () => (stopped = true),
+  };
+}
+
+/** An active scheduler of `schedule` naming calendar 1. */
+const namingCalendarOne = (schedule: string) => ({
+  schedule,
+  date_time: null,
+  status: true,
+  stay_alive: false,
+  starts_at: null,
+  ends_at: null,
+  calendar_ids: [1],
+});
+
 const calendar = (
   id: number,
   kind: string,
@@ -81,58 +111,29 @@ describe('long work shares the event loop (TurnSharer)', () => {
   });
 
   it('counts its own turns against its time, not the work the event loop ran between them (review: a busy API cut answers short)', async () => {
-    let now = 0;
-    let done = false;
-    // Each reading is a millisecond of the look ahead's work; each turn of
-    // the others' work takes 500 ms.
-    const clock = () => ++now;
-    const others = () => {
-      now += 500;
-      if (!done) setImmediate(others);
-    };
-    setImmediate(others);
+    const busy = busyEventLoop();
     const plan = await plannedFires(compileCron('* * * * *'), 'UTC', NOW, 10, {
       calendars: [calendar(1, 'allowed', ['2001-01-01'])],
       maxConsidered: 300,
-      clock,
+      clock: busy.clock,
       wallBudgetMs: 1e9,
     });
-    done = true;
+    busy.stop();
     // About 300 ms of its own work, and far more than its 1,000 ms in all.
-    expect(now).to.be.greaterThan(5000);
+    expect(busy.elapsed()).to.be.greaterThan(5000);
     expect(plan.considered).to.equal(300);
     expect(plan.stoppedBy).to.equal('fires');
   });
 
   it('stops at its time in all when the others take it (wall), and says why', async () => {
-    let now = 0;
-    let done = false;
-    const clock = () => ++now;
-    const others = () => {
-      now += 500;
-      if (!done) setImmediate(others);
-    };
-    setImmediate(others);
-    const calendars = [calendar(1, 'allowed', ['2001-01-01'])];
-    const next = await nextRun(
-      {
-        schedule: '* * * * *',
-        date_time: null,
-        status: true,
-        stay_alive: false,
-        starts_at: null,
-        ends_at: null,
-        calendar_ids: [1],
-      },
-      NOW,
-      {
-        timeZone: 'UTC',
-        catchUpMinutes: 5,
-        calendars: new Map(calendars.map(c => [c.id, c])),
-        clock,
-      },
-    );
-    done = true;
+    const busy = busyEventLoop();
+    const next = await nextRun(namingCalendarOne('* * * * *'), NOW, {
+      timeZone: 'UTC',
+      catchUpMinutes: 5,
+      calendars: new Map([[1, calendar(1, 'allowed', ['2001-01-01'])]]),
+      clock: busy.clock,
+    });
+    busy.stop();
     expect(next.at).to.be.null();
     expect(next.problem).to.match(
       /^no run among the \d+ fires looked at before the look ahead stopped because the process was busy and 5000 ms passed; later runs may exist/,
@@ -154,15 +155,7 @@ describe('long work shares the event loop (TurnSharer)', () => {
       clock,
       turns: new TurnSharer(clock),
     };
-    const row = {
-      schedule: '0 * * * *',
-      date_time: null,
-      status: true,
-      stay_alive: false,
-      starts_at: null,
-      ends_at: null,
-      calendar_ids: [1],
-    };
+    const row = namingCalendarOne('0 * * * *');
     // 20 of them together take more than a turn.
     for (let i = 0; i < 20; i++) {
       expect((await nextRun(row, NOW, context)).at).to.eql(
