@@ -165,7 +165,7 @@ export async function plannedFires(
       if (plan.runs.length >= count) return plan;
       // Each fire, not each batch: with many calendars one batch of 100
       // fires can take seconds. Without calendars a look ahead is short
-      // (upcomingRuns skips ahead), and never reads the clock.
+      // (upcomingRuns skips ahead), and reads the clock only at its start.
       if (turns) {
         const now = clock();
         if (turns.worked(now) - workedBefore > workBudget) {

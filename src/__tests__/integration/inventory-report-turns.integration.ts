@@ -28,7 +28,7 @@ describe('the inventory report shares the event loop between its rows (review: 1
     await truncateAll();
     await givenCatalog();
     // Twenty schedulers without calendars, each its own rare schedule (a
-    // leap day): no look ahead of theirs ever reads a clock.
+    // leap day): no look ahead of theirs passes a turn by itself.
     await sql(
       `INSERT INTO scheduler (description, schedule, report_id, params, status)
        SELECT 'leap ' || n, n || ' 0 29 2 *', 1, '{"controller": "SalesReport"}', true

@@ -96,7 +96,7 @@ describe('long work shares the event loop (TurnSharer)', () => {
     expect(seen.at).to.be.lessThan(clock.peek());
   });
 
-  it('does not pass the event loop on a look ahead without calendars (it never reads the clock)', async () => {
+  it('does not pass the event loop on a look ahead without calendars (it reads the clock only at its start)', async () => {
     const clock = steppingClock(1000);
     const seen = otherWork(clock);
     const plan = await plannedFires(
