@@ -2,13 +2,14 @@ import {authenticate} from '@loopback/authentication';
 import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
-import {get, getModelSchemaRef, HttpErrors, oas, param} from '@loopback/rest';
+import {get, getModelSchemaRef, oas, param} from '@loopback/rest';
 import {EVERYONE} from '../auth/roles';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
 import {repositorySql} from '../database/repository-sql';
 import {Scheduler, SchedulerExecution} from '../models';
 import {DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT} from '../validation/filter-rules';
+import {schedulerNotFound} from '../database/missing-scheduler';
 
 const EXECUTION_STATUSES = [
   'claimed',
@@ -94,9 +95,7 @@ export class SchedulerHistoryController {
     trigger?: string,
   ): Promise<Array<Record<string, unknown>>> {
     if (!(await this.schedulers.exists(id))) {
-      throw new HttpErrors.NotFound(
-        `Entity not found: Scheduler with id ${id}`,
-      );
+      throw schedulerNotFound(id);
     }
     // The page and each run's trigger by SQL (juggler models have a
     // trigger() method, so it cannot be a model property), the rows by the model.

@@ -2,7 +2,7 @@ import {authenticate} from '@loopback/authentication';
 import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
-import {get, HttpErrors, oas, param, post, requestBody} from '@loopback/rest';
+import {get, oas, param, post, requestBody} from '@loopback/rest';
 import {EVERYONE} from '../auth/roles';
 import type {AppConfig} from '../config';
 import {idParam} from '../crud/crud-controller.factory';
@@ -23,6 +23,7 @@ import {instantOrNull} from '../scheduling/slots';
 import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError, validationError} from '../validation/validation-error';
 import {timingRuleErrors} from '../validation/scheduler-rules';
+import {schedulerNotFound} from '../database/missing-scheduler';
 
 export const MAX_RUNS_LISTED = 100;
 const DEFAULT_RUNS_LISTED = 10;
@@ -142,9 +143,7 @@ export class SchedulerTimingController {
     @param.query.integer('count', COUNT_PARAM) count = DEFAULT_RUNS_LISTED,
   ): Promise<UpcomingRuns> {
     const scheduler = await this.schedulers.findById(id).catch(() => {
-      throw new HttpErrors.NotFound(
-        `Entity not found: Scheduler with id ${id}`,
-      );
+      throw schedulerNotFound(id);
     });
     // A paused or stay-alive scheduler lists no runs: its zone and words
     // only, without a look ahead (up to a second with calendars).
