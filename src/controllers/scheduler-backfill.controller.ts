@@ -31,6 +31,8 @@ import {taskMessageFor} from '../queue/task-message';
 import {compileCron} from '../scheduling/compiled-cron';
 import {executionKey} from '../scheduling/execution-key';
 import {slotVerdicts} from '../scheduling/slot-verdicts';
+import {TurnSharer} from '../process/turn-sharer';
+import {clientGoneSignal} from '../process/client-gone';
 import {instantOrNull, MINUTE_MS} from '../scheduling/slots';
 import {upcomingRuns} from '../scheduling/upcoming-runs';
 import {fieldError, validationError} from '../validation/validation-error';
@@ -171,7 +173,12 @@ export class SchedulerBackfillController {
       this.calendars,
       scheduler.calendar_ids ?? [],
     );
-    const skips = await slotVerdicts(calendars, slots);
+    // A client that left stops the verdicts: nothing is written before them.
+    const skips = await slotVerdicts(
+      calendars,
+      slots,
+      TurnSharer.until(clientGoneSignal(this.response)),
+    );
     if (body.dry_run) {
       const toRun = slots.filter((_, i) => !skips[i]);
       return {

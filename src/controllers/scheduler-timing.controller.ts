@@ -2,7 +2,15 @@ import {authenticate} from '@loopback/authentication';
 import {BEARER_STRATEGIES} from '../auth/bearer-strategies';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
-import {get, oas, param, post, requestBody} from '@loopback/rest';
+import {
+  get,
+  oas,
+  param,
+  post,
+  requestBody,
+  Response,
+  RestBindings,
+} from '@loopback/rest';
 import {EVERYONE} from '../auth/roles';
 import type {AppConfig} from '../config';
 import {idParam} from '../crud/crud-controller.factory';
@@ -24,6 +32,7 @@ import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError, validationError} from '../validation/validation-error';
 import {timingRuleErrors} from '../validation/scheduler-rules';
 import {schedulerNotFound} from '../database/missing-scheduler';
+import {clientGoneSignal} from '../process/client-gone';
 
 export const MAX_RUNS_LISTED = 100;
 const DEFAULT_RUNS_LISTED = 10;
@@ -121,6 +130,7 @@ export class SchedulerTimingController {
     @inject('repositories.CalendarRepository')
     private readonly calendars: EntityRepository<Calendar>,
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
+    @inject(RestBindings.Http.RESPONSE) private readonly response: Response,
     @inject(ProducerBindings.CLOCK, {optional: true})
     private readonly clock: () => Date = () => new Date(),
   ) {}
@@ -262,7 +272,8 @@ export class SchedulerTimingController {
         timezone,
         now,
         count,
-        {calendars, startsAt, endsAt},
+        // A client that left stops the look ahead: nobody reads its answer.
+        {calendars, startsAt, endsAt, signal: clientGoneSignal(this.response)},
       );
       return {
         timezone,

@@ -1,5 +1,6 @@
 import {HttpErrors} from '@loopback/rest';
 import {STATUS_CODES} from 'node:http';
+import {CLIENT_CLOSED_REQUEST} from '../process/client-gone';
 
 /** One entry of `error.details`: which field is wrong and why. */
 export interface ErrorDetail {
@@ -108,8 +109,9 @@ const CONSTRAINT_CONFLICTS: Record<string, string> = {
 /** SQLSTATE of a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = '57014';
 
-/** Status codes we answer with their standard names. */
+/** Status codes we answer with their standard names (499: nginx's, for a client gone). */
 function standardName(statusCode: number): string {
+  if (statusCode === CLIENT_CLOSED_REQUEST) return 'ClientClosedRequestError';
   const ErrorClass = (HttpErrors as unknown as Record<number, new () => Error>)[
     statusCode
   ];

@@ -14,7 +14,9 @@ export const TURN_MS = 10;
  * Shares one process's event loop between long work and everything else.
  * The work asks `due()` between its steps (a clock reading, no promise)
  * and awaits `pass()` when it is. `worked()` counts the time of the work's
- * own turns, not of what the loop ran between them.
+ * own turns, not of what the loop ran between them. With a `stop` signal,
+ * the work ends at its next pass once the signal aborts: `pass()` rejects
+ * with the signal's reason.
  */
 export class TurnSharer {
   private turnStarted: number;
@@ -23,6 +25,7 @@ export class TurnSharer {
   constructor(
     private readonly clock: () => number = () => performance.now(),
     private readonly turnMs = TURN_MS,
+    private readonly stop?: AbortSignal,
   ) {
     this.turnStarted = clock();
   }
@@ -37,10 +40,19 @@ export class TurnSharer {
     return this.workedBefore + (now - this.turnStarted);
   }
 
-  /** Lets the event loop run what waits (I/O, timers, other requests), then starts a new turn. */
+  /** A sharer on the usual clock and turn whose work ends when `stop` aborts. */
+  static until(stop: AbortSignal | undefined): TurnSharer {
+    return new TurnSharer(undefined, undefined, stop);
+  }
+
+  /**
+   * Lets the event loop run what waits (I/O, timers, other requests), then
+   * starts a new turn; rejects with the stop signal's reason once it aborted.
+   */
   async pass(now = this.clock()): Promise<void> {
     this.workedBefore += now - this.turnStarted;
     await nextTurn();
+    this.stop?.throwIfAborted();
     this.turnStarted = this.clock();
   }
 }

@@ -1,4 +1,4 @@
-import {TurnSharer} from '../process/turn-sharer';
+import {TURN_MS, TurnSharer} from '../process/turn-sharer';
 import {
   calendarMatches,
   calendarVerdict,
@@ -46,6 +46,11 @@ export interface FirePlanOptions {
   clock?: () => number;
   /** Shares the event loop while calendars are judged (default: on `clock`). */
   turns?: TurnSharer;
+  /**
+   * Ends the look ahead at its next turn, rejecting with the signal's
+   * reason (the client that asked has gone); for the default `turns` only.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -137,7 +142,9 @@ export async function plannedFires(
   const wallBudget = options.wallBudgetMs ?? LOOK_AHEAD_WALL_MS;
   // Only work with calendars is long enough to share the event loop.
   const turns =
-    calendars.length > 0 ? (options.turns ?? new TurnSharer(clock)) : undefined;
+    calendars.length > 0
+      ? (options.turns ?? new TurnSharer(clock, TURN_MS, options.signal))
+      : undefined;
   const workedBefore = turns?.worked(started) ?? 0;
   let considered = 0;
   let size = 0;

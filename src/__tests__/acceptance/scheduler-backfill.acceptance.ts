@@ -9,6 +9,7 @@ import {
 import {asUser, AuthedClient, givenTeam, Team} from '../fixtures/security';
 import {drainQueue, resetBroker} from '../fixtures/test-broker';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+import {givenNeverMatchingCalendars} from '../fixtures/slow-calendars';
 
 describe('backfill (issue 15, item 5)', () => {
   const NOW = new Date('2026-11-23T12:00:00Z');
@@ -178,24 +179,7 @@ describe('backfill (issue 15, item 5)', () => {
    * more of work.
    */
   const slowToJudge = async () => {
-    const zones = Intl.supportedValuesOf('timeZone');
-    const calendarIds: number[] = [];
-    for (let i = 0; i < 100; i += 20) {
-      const created = await Promise.all(
-        Array.from({length: 20}, (_, k) =>
-          operator
-            .post('/api/calendars')
-            .send({
-              name: `never ${i + k}`,
-              kind: 'allowed',
-              time_zone: zones[((i + k) * 3) % zones.length],
-              dates: ['2001-01-01'],
-            })
-            .expect(201),
-        ),
-      );
-      calendarIds.push(...created.map(res => res.body.id as number));
-    }
+    const calendarIds = await givenNeverMatchingCalendars(operator);
     return (
       await operator
         .post('/api/schedulers')

@@ -209,4 +209,44 @@ describe('long work shares the event loop (TurnSharer)', () => {
     expect(verdicts).to.deepEqual([undefined, undefined]);
     expect(seen.at).to.be.undefined();
   });
+
+  it("ends its work at the next pass once its stop signal aborts, with the signal's reason", async () => {
+    const stop = new AbortController();
+    const turns = new TurnSharer(steppingClock(1), TURN_MS, stop.signal);
+    await turns.pass();
+    const gone = new Error('gone');
+    stop.abort(gone);
+    await expect(turns.pass()).to.be.rejectedWith(gone);
+  });
+
+  it('stops a look ahead through calendars when its signal aborts midway', async () => {
+    const clock = steppingClock(1);
+    const stop = new AbortController();
+    // Aborted by other work queued meanwhile, as a client's 'close' would be.
+    setImmediate(() => stop.abort(new Error('client gone')));
+    await expect(
+      plannedFires(compileCron('* * * * *'), 'UTC', NOW, 50_000, {
+        calendars: [calendar(1, 'blackout', ['2001-01-01'])],
+        clock,
+        timeBudgetMs: 1e9,
+        wallBudgetMs: 1e9,
+        signal: stop.signal,
+      }),
+    ).to.be.rejectedWith('client gone');
+    // Stopped within a few turns, far from the 50,000 fires it was asked for.
+    expect(clock.peek()).to.be.below(50 * TURN_MS);
+  });
+
+  it("stops slot verdicts when its sharer's signal aborts midway", async () => {
+    const stop = new AbortController();
+    setImmediate(() => stop.abort(new Error('client gone')));
+    const slots = Array.from({length: 10_000}, () => NOW);
+    await expect(
+      slotVerdicts(
+        [calendar(1, 'blackout', ['2001-01-01'])],
+        slots,
+        new TurnSharer(steppingClock(1), TURN_MS, stop.signal),
+      ),
+    ).to.be.rejectedWith('client gone');
+  });
 });
