@@ -73,6 +73,11 @@ export class KnownLocks {
     return until;
   }
 
+  /** A success ended the key's lock (the attempt that set it was right). */
+  forget(key: string): void {
+    this.until.delete(key);
+  }
+
   remember(key: string, untilMs: number, nowMs: number): void {
     if (this.until.size >= this.maxEntries) {
       for (const [known, ends] of this.until) {
@@ -82,6 +87,28 @@ export class KnownLocks {
     }
     this.until.set(key, untilMs);
   }
+}
+
+/** What `admit` decided about one attempt. */
+export type Admission =
+  /** Refused: locked for this many seconds (no password may be checked). */
+  | {refusedFor: number}
+  /** Counted against the account already; `lockedFor`: the lock it set (0: none). */
+  | {lockedFor: number};
+
+/** An account's failures after one more ($3: forget failures before; as `failed` counts). */
+const FAILURES = `CASE WHEN t.last_failure_at < $3 THEN 1 ELSE t.failures + 1 END`;
+
+/**
+ * The lock `failures` failures set from $2 ($4 free failures, $5 the first
+ * lock, $6 the longest, in seconds): `lockSeconds` in SQL, so the count and
+ * the lock are written in one statement and no attempt slips between them.
+ */
+function lockUntil(failures: string): string {
+  return `CASE WHEN ${failures} >= $4::int
+            THEN $2::timestamptz + make_interval(secs => LEAST($6::int,
+                   $5::int * power(2, LEAST(30, ${failures} - $4::int))))
+          END`;
 }
 
 interface ThrottleRow {
@@ -126,38 +153,84 @@ export class LoginThrottle {
     return longest;
   }
 
-  /** Counts a failure against both keys; returns the longer lock it caused, in seconds. */
-  async failed(keys: ThrottleKeys): Promise<number> {
-    let longest = 0;
-    for (const [key, free] of [
-      [keys.account, ACCOUNT_FREE_FAILURES],
-      [keys.address, ADDRESS_FREE_FAILURES],
-    ] as const) {
-      const now = this.clock();
-      const forgetBefore = new Date(
-        now.getTime() - FORGET_AFTER_SECONDS * 1000,
-      );
-      const rows = (await this.execute(
-        `INSERT INTO login_throttle AS t (key, failures, last_failure_at)
-         VALUES ($1, 1, $2)
-         ON CONFLICT (key) DO UPDATE
-           SET failures = CASE WHEN t.last_failure_at < $3 THEN 1 ELSE t.failures + 1 END,
-               last_failure_at = $2
-         RETURNING failures`,
-        [key, now, forgetBefore],
-      )) as Array<{failures: number}>;
-      const seconds = lockSeconds(rows[0].failures, free);
-      if (seconds > 0) {
-        const until = new Date(now.getTime() + seconds * 1000);
-        await this.execute(
-          `UPDATE login_throttle SET locked_until = $2 WHERE key = $1`,
-          [key, until],
-        );
-        this.known.remember(key, until.getTime(), now.getTime());
-      }
-      longest = Math.max(longest, seconds);
+  /**
+   * Decides whether an attempt may check its password. A lock on either key
+   * refuses it (before any hashing or write). Otherwise the attempt is
+   * counted against the account *before* its password is checked, and only
+   * while the account may make one (fewer than ACCOUNT_FREE_FAILURES
+   * failures, or its lock ended): attempts sent side by side are counted
+   * one after another under the row's lock, so a burst gets the checks the
+   * same attempts one at a time would get (each got one: 15 parallel
+   * guesses were 15 checks). A success then clears the count; a failure
+   * counts against the address too (`failed`).
+   */
+  async admit(keys: ThrottleKeys): Promise<Admission> {
+    const wait = await this.retryAfterSeconds(keys);
+    if (wait > 0) return {refusedFor: wait};
+    const now = this.clock();
+    const rows = (await this.execute(
+      `INSERT INTO login_throttle AS t (key, failures, last_failure_at, locked_until)
+       VALUES ($1, 1, $2, ${lockUntil('1')})
+       ON CONFLICT (key) DO UPDATE
+         SET failures = ${FAILURES},
+             last_failure_at = $2,
+             locked_until = ${lockUntil(FAILURES)}
+         WHERE t.last_failure_at < $3 OR t.failures < $4
+            OR t.locked_until IS NULL OR t.locked_until <= $2
+       RETURNING failures`,
+      [
+        keys.account,
+        now,
+        new Date(now.getTime() - FORGET_AFTER_SECONDS * 1000),
+        ACCOUNT_FREE_FAILURES,
+        FIRST_LOCK_SECONDS,
+        MAX_LOCK_SECONDS,
+      ],
+    )) as Array<{failures: number}>;
+    if (rows.length === 0) {
+      // Another attempt took the account's last free check just now.
+      return {refusedFor: Math.max(1, await this.retryAfterSeconds(keys))};
     }
-    return longest;
+    const seconds = lockSeconds(rows[0].failures, ACCOUNT_FREE_FAILURES);
+    if (seconds > 0) {
+      this.known.remember(
+        keys.account,
+        now.getTime() + seconds * 1000,
+        now.getTime(),
+      );
+    }
+    return {lockedFor: seconds};
+  }
+
+  /**
+   * Counts a failed attempt against the client address (the account counted
+   * it in `admit`); returns the longer lock of the two, in seconds.
+   */
+  async failed(
+    keys: ThrottleKeys,
+    admitted: {lockedFor: number},
+  ): Promise<number> {
+    const now = this.clock();
+    const forgetBefore = new Date(now.getTime() - FORGET_AFTER_SECONDS * 1000);
+    const rows = (await this.execute(
+      `INSERT INTO login_throttle AS t (key, failures, last_failure_at)
+       VALUES ($1, 1, $2)
+       ON CONFLICT (key) DO UPDATE
+         SET failures = CASE WHEN t.last_failure_at < $3 THEN 1 ELSE t.failures + 1 END,
+             last_failure_at = $2
+       RETURNING failures`,
+      [keys.address, now, forgetBefore],
+    )) as Array<{failures: number}>;
+    const seconds = lockSeconds(rows[0].failures, ADDRESS_FREE_FAILURES);
+    if (seconds > 0) {
+      const until = new Date(now.getTime() + seconds * 1000);
+      await this.execute(
+        `UPDATE login_throttle SET locked_until = $2 WHERE key = $1`,
+        [keys.address, until],
+      );
+      this.known.remember(keys.address, until.getTime(), now.getTime());
+    }
+    return Math.max(admitted.lockedFor, seconds);
   }
 
   /**
@@ -169,11 +242,15 @@ export class LoginThrottle {
     if (this.known.prunePending(this.clock().getTime())) await this.prune();
   }
 
-  /** A success clears the account's failures (the address keeps its count). */
+  /**
+   * A success clears the account's failures and the lock its own admission
+   * may have set (the address keeps its count).
+   */
   async succeeded(keys: ThrottleKeys): Promise<void> {
     await this.execute(`DELETE FROM login_throttle WHERE key = $1`, [
       keys.account,
     ]);
+    this.known.forget(keys.account);
   }
 
   /** Drops keys whose last failure is long forgotten (called now and then). */

@@ -103,13 +103,13 @@ export class AuthController {
       this.clock,
       this.knownLocks,
     );
-    const wait = await throttle.retryAfterSeconds(keys);
-    if (wait > 0) {
-      // Refused before any hashing and any write: a flood costs a lookup
-      // (none once this process knows the lock), not a scrypt. The lock
-      // itself is the audit event (login.locked); the request log has each 429.
+    const admission = await throttle.admit(keys);
+    if ('refusedFor' in admission) {
+      // Refused before any hashing: a flood costs a lookup (none once this
+      // process knows the lock), not a scrypt. The lock itself is the audit
+      // event (login.locked); the request log has each 429.
       await sleep(REFUSAL_DELAY_MS);
-      throw tooManyAttempts(wait);
+      throw tooManyAttempts(admission.refusedFor);
     }
     const user = await this.users.findOne({where: {email}});
     // Hash even for an unknown e-mail: both failures take the same time.
@@ -118,7 +118,7 @@ export class AuthController {
       user?.password_hash ?? DUMMY_PASSWORD_HASH,
     );
     if (!user || !valid || !user.active) {
-      const locked = await throttle.failed(keys);
+      const locked = await throttle.failed(keys, admission);
       await throttle.pruneNowAndThen();
       this.logger.warn(
         'Login failed',

@@ -2,7 +2,16 @@ import {authenticate} from '@loopback/authentication';
 import {repositorySql} from '../database/repository-sql';
 import {authorize} from '@loopback/authorization';
 import {inject} from '@loopback/core';
-import {HttpErrors, oas, patch, post, requestBody} from '@loopback/rest';
+import {
+  HttpErrors,
+  oas,
+  patch,
+  post,
+  Request,
+  requestBody,
+  RestBindings,
+} from '@loopback/rest';
+import {setTimeout as sleep} from 'node:timers/promises';
 import {SecurityBindings} from '@loopback/security';
 import {appendAuditEvent} from '../audit/audit-event';
 import type {CurrentUser} from '../auth/current-user';
@@ -12,6 +21,14 @@ import {EVERYONE} from '../auth/roles';
 import {MIN_PASSWORD_LENGTH} from '../config';
 import type {UserRepository} from '../crud/repositories';
 import {unprocessable} from '../resources/hook-helpers';
+import {
+  KnownLocks,
+  LoginThrottle,
+  REFUSAL_DELAY_MS,
+  throttleKeys,
+} from '../auth/login-throttle';
+import {AuthBindings} from '../keys';
+import {tooManyAttempts} from './auth.controller';
 
 /** Signing out: one token, all of a user's tokens, and changing one's own password. */
 @oas.tags('Auth')
@@ -22,6 +39,10 @@ export class SessionController {
     @inject('repositories.UserRepository')
     private readonly users: UserRepository,
     @inject(SecurityBindings.USER) private readonly user: CurrentUser,
+    @inject(RestBindings.Http.REQUEST) private readonly request: Request,
+    @inject(AuthBindings.KNOWN_LOCKS) private readonly knownLocks: KnownLocks,
+    @inject(AuthBindings.CLOCK, {optional: true})
+    private readonly clock: () => Date = () => new Date(),
   ) {}
 
   private get execute() {
@@ -132,9 +153,32 @@ export class SessionController {
     },
   ): Promise<void> {
     const user = await this.users.findById(this.user.id);
+    // A guess of the current password is a sign-in attempt: the same
+    // throttle, or a stolen token would guess the password without limit.
+    const keys = throttleKeys(user.email, this.request.ip ?? 'unknown');
+    const throttle = new LoginThrottle(
+      this.execute,
+      this.clock,
+      this.knownLocks,
+    );
+    const admission = await throttle.admit(keys);
+    if ('refusedFor' in admission) {
+      await sleep(REFUSAL_DELAY_MS);
+      throw tooManyAttempts(admission.refusedFor);
+    }
     if (!(await verifyPassword(body.current_password, user.password_hash))) {
+      const locked = await throttle.failed(keys, admission);
+      await appendAuditEvent(this.execute, {
+        actorUserId: this.user.id,
+        action:
+          locked > 0 ? 'password.change_locked' : 'password.change_failed',
+        entity: 'user',
+        entityId: this.user.id,
+        changes: {address: [null, (this.request.ip ?? 'unknown').slice(0, 64)]},
+      });
       throw new HttpErrors.Unauthorized('The current password is wrong');
     }
+    await throttle.succeeded(keys);
     const problem = passwordProblem(body.new_password, user.email);
     if (problem) {
       throw unprocessable({

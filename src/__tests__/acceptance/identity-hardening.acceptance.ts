@@ -55,6 +55,68 @@ describe('identity hardening (issue 20)', () => {
       await login(email, 'wrong-password!').expect(401);
     });
 
+    it('checks no more passwords for a burst of parallel guesses than for the same guesses one at a time (review: 15 of 15 were checked)', async () => {
+      const email = team.operator.email;
+      const answers = await Promise.all(
+        Array.from({length: 15}, (_, i) =>
+          login(email, `parallel-guess-${i}`).then(res => res.status),
+        ),
+      );
+      expect(answers.filter(status => status === 401)).to.have.length(5);
+      expect(answers.filter(status => status === 429)).to.have.length(10);
+      expect(
+        await sql(`SELECT failures FROM login_throttle WHERE key = $1`, [
+          `account:${email}`,
+        ]),
+      ).to.deepEqual([{failures: 5}]);
+      // Still locked for the right password; in after the lock.
+      await login(email, TEST_PASSWORD).expect(429);
+      advance(2);
+      await login(email, TEST_PASSWORD).expect(200);
+      // The success cleared the count: four failures in a row lock nothing.
+      for (let i = 0; i < 4; i++)
+        await login(email, 'wrong-password!').expect(401);
+    });
+
+    it('throttles guesses of the current password on a password change like sign-ins (review: unlimited with a token)', async () => {
+      const viewer = asUser(given.client, team.viewer);
+      const change = (current: string) =>
+        viewer
+          .patch('/api/users/me/password')
+          .set('X-Forwarded-For', '203.0.113.8')
+          .send({
+            current_password: current,
+            new_password: 'Another-good-pass-99',
+          });
+      const answers = await Promise.all(
+        Array.from({length: 12}, (_, i) =>
+          change(`guess-${i}-xx`).then(res => res.status),
+        ),
+      );
+      expect(answers.filter(status => status === 401)).to.have.length(5);
+      expect(answers.filter(status => status === 429)).to.have.length(7);
+      // The right password waits for the lock too, and so does a sign-in.
+      const refused = await change(TEST_PASSWORD).expect(429);
+      expect(Number(refused.headers['retry-after'])).to.be.greaterThan(0);
+      await login(team.viewer.email, TEST_PASSWORD).expect(429);
+      const events = await sql<{action: string; changes: object}>(
+        `SELECT action, changes FROM audit_event WHERE entity = 'user' ORDER BY id`,
+      );
+      expect(events.map(e => e.action)).to.deepEqual([
+        'password.change_failed',
+        'password.change_failed',
+        'password.change_failed',
+        'password.change_failed',
+        'password.change_locked',
+      ]);
+      expect(JSON.stringify(events)).to.not.match(/guess-/);
+      advance(2);
+      await change(TEST_PASSWORD).expect(204);
+      // The success cleared the count: four failures in a row lock nothing.
+      for (let i = 0; i < 4; i++)
+        await login(team.viewer.email, 'wrong-password!').expect(401);
+    });
+
     it('refuses a locked account on every replica, also one that never saw the lock', async () => {
       const other = await givenRunningApp({trustProxy: true}, app =>
         app.bind(AuthBindings.CLOCK).to(() => now),
