@@ -49,8 +49,15 @@ interface DayWindow {
   untilMs: number;
 }
 
+/** Midnight UTC of a day of any year (Date.UTC reads years 0-99 as 1900-1999). */
+function utcMidnight(year: number, month: number, day: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getTime();
+}
+
 function utcDay(time: ICAL.Time): number {
-  return Date.UTC(time.year, time.month - 1, time.day);
+  return utcMidnight(time.year, time.month, time.day);
 }
 
 /**
@@ -72,25 +79,106 @@ function coveredDays(
   return keys;
 }
 
-function parseCalendar(text: string): ICAL.Component {
-  let root: ICAL.Component;
+/** The properties whose values name days. */
+const DAY_PROPERTIES = ['dtstart', 'dtend', 'rdate', 'exdate'];
+
+/**
+ * Refuses a day that does not exist (2027-13-99, 30 February). ical.js
+ * rolls such a value over as it reads it (2027-13-99 became 2028-04-08), so
+ * the raw text is checked: the file named a day, and another would be
+ * imported silently.
+ */
+function checkDaysExist(component: ICAL.Component): void {
+  for (const name of DAY_PROPERTIES) {
+    for (const property of component.getAllProperties(name)) {
+      const values = (property.jCal as unknown[]).slice(3).flat();
+      for (const value of values) {
+        const day =
+          typeof value === 'string' && /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+        if (!day) continue;
+        const [year, month, date] = day.slice(1).map(Number);
+        if (
+          month < 1 ||
+          month > 12 ||
+          date < 1 ||
+          date > daysInMonth(year, month)
+        ) {
+          throw new NotICalendarError(
+            `the body's ${name.toUpperCase()} ${day[0]} is not a day of the calendar`,
+          );
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The file's VCALENDARs: one, or several one after another (a legal
+ * iCalendar stream; ical.js then answers a list of them).
+ */
+function parseCalendars(text: string): ICAL.Component[] {
+  let parsed: unknown[];
   try {
-    root = new ICAL.Component(ICAL.parse(text));
+    parsed = ICAL.parse(text) as unknown[];
   } catch (error) {
+    throw new NotICalendarError(`the body is not iCalendar${icalSaid(error)}`);
+  }
+  const roots = Array.isArray(parsed[0]) ? (parsed as unknown[][]) : [parsed];
+  if (parsed.length === 0) {
+    throw new NotICalendarError('the body is not iCalendar: it holds nothing');
+  }
+  return readingValues(() =>
+    roots.map(jCal => {
+      const root = new ICAL.Component(jCal as unknown[]);
+      if (root.name !== 'vcalendar') {
+        throw new NotICalendarError(
+          `the body is not iCalendar: it holds a ${String(root.name).toUpperCase()}, not a VCALENDAR`,
+        );
+      }
+      return root;
+    }),
+  );
+}
+
+/**
+ * Runs `read` over the file's values, which ical.js decodes only when they
+ * are asked for (a DTSTART of 2027AB25 or a DURATION of PXYZ throws there,
+ * not while parsing): what it cannot read is the file's fault, a 422, never
+ * a 500. ical.js's own errors say what was wrong; a TypeError says only
+ * where our reading stumbled, so it is not passed on.
+ */
+function readingValues<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (
+      error instanceof NotICalendarError ||
+      error instanceof TooManyDatesError
+    )
+      throw error;
     throw new NotICalendarError(
-      `the body is not iCalendar: ${(error as Error).message}`,
+      `the body holds a value that cannot be read${icalSaid(error)}`,
     );
   }
-  if (root.name !== 'vcalendar') {
-    throw new NotICalendarError(
-      `the body is not iCalendar: it holds a ${root.name.toUpperCase()}, not a VCALENDAR`,
-    );
-  }
-  return root;
+}
+
+/**
+ * What ical.js said about the file (`: invalid duration value`), or nothing
+ * for an error of the engine (TypeError, RangeError…): its text is about our
+ * code, not the file, and is not for the caller.
+ */
+function icalSaid(error: unknown): string {
+  const engine =
+    error instanceof TypeError ||
+    error instanceof RangeError ||
+    error instanceof ReferenceError;
+  return error instanceof Error && !engine
+    ? `: ${error.message.slice(0, 200)}`
+    : '';
 }
 
 const daysInMonth = (year: number, month: number) =>
-  new Date(Date.UTC(year, month, 0)).getUTCDate();
+  new Date(utcMidnight(year, month + 1, 0)).getUTCDate();
 
 /**
  * Whether `rule` can give `day` at all. ical.js rolls a day the month lacks
@@ -179,7 +267,7 @@ export function importAllDayDates(
   maxDates: number,
   years = IMPORT_YEARS,
 ): ImportedDates {
-  const root = parseCalendar(text);
+  const roots = parseCalendars(text);
   const fromMs = Date.UTC(
     now.getUTCFullYear(),
     now.getUTCMonth(),
@@ -200,47 +288,51 @@ export function importAllDayDates(
     for (const key of keys) dates.add(key);
     if (dates.size > maxDates) throw tooMany(maxDates);
   };
-  for (const component of root.getAllSubcomponents('vevent')) {
-    const event = new ICAL.Event(component);
-    const start = event.startDate;
-    if (!start) continue;
-    if (!start.isDate) {
-      timed++;
-      continue;
-    }
-    const end = event.endDate;
-    const days = Math.max(
-      1,
-      end ? Math.round((end.toUnixTime() - start.toUnixTime()) / 86400) : 1,
-    );
-    if (!event.isRecurring()) {
-      // A single event gives all its days, whenever they are; one longer
-      // than a calendar holds is refused before its days are listed.
-      if (days > maxDates) throw tooMany(maxDates);
-      const startMs = utcDay(start);
-      add(
-        coveredDays(start, days, {
-          fromMs: startMs,
-          untilMs: startMs + (days - 1) * DAY_MS,
-        }),
-      );
-      continue;
-    }
-    const isReal = realOccurrences(component, start);
-    const occurrences = event.iterator();
-    for (
-      let next = nextOccurrence(occurrences);
-      next && utcDay(next) <= untilMs;
-      next = nextOccurrence(occurrences)
-    ) {
-      if (++examined > MAX_OCCURRENCES_EXAMINED) {
-        throw new TooManyDatesError(
-          `the file's recurring events need more than ${MAX_OCCURRENCES_EXAMINED} occurrences walked to reach ${keyOfUtc(new Date(untilMs))}; give them a later DTSTART, an UNTIL or a COUNT`,
-        );
+  readingValues(() => {
+    const events = roots.flatMap(root => root.getAllSubcomponents('vevent'));
+    for (const component of events) {
+      const event = new ICAL.Event(component);
+      const start = event.startDate;
+      if (!start) continue;
+      if (!start.isDate) {
+        timed++;
+        continue;
       }
-      if (!isReal(next)) continue;
-      add(coveredDays(next, days, recurringWindow));
+      checkDaysExist(component);
+      const end = event.endDate;
+      const days = Math.max(
+        1,
+        end ? Math.round((end.toUnixTime() - start.toUnixTime()) / 86400) : 1,
+      );
+      if (!event.isRecurring()) {
+        // A single event gives all its days, whenever they are; one longer
+        // than a calendar holds is refused before its days are listed.
+        if (days > maxDates) throw tooMany(maxDates);
+        const startMs = utcDay(start);
+        add(
+          coveredDays(start, days, {
+            fromMs: startMs,
+            untilMs: startMs + (days - 1) * DAY_MS,
+          }),
+        );
+        continue;
+      }
+      const isReal = realOccurrences(component, start);
+      const occurrences = event.iterator();
+      for (
+        let next = nextOccurrence(occurrences);
+        next && utcDay(next) <= untilMs;
+        next = nextOccurrence(occurrences)
+      ) {
+        if (++examined > MAX_OCCURRENCES_EXAMINED) {
+          throw new TooManyDatesError(
+            `the file's recurring events need more than ${MAX_OCCURRENCES_EXAMINED} occurrences walked to reach ${keyOfUtc(new Date(untilMs))}; give them a later DTSTART, an UNTIL or a COUNT`,
+          );
+        }
+        if (!isReal(next)) continue;
+        add(coveredDays(next, days, recurringWindow));
+      }
     }
-  }
+  });
   return {dates: [...dates].sort(), timed_events_ignored: timed};
 }

@@ -61,6 +61,25 @@ describe('calendar import: hostile iCalendar files (review of issue 26)', () => 
 
   // ical.js never returns for a daily rule that no day satisfies: before,
   // this request hung the whole process (every request, every tick).
+  it('answers 422 on /body for values ical.js reads only when asked, and for a body of one space (review: 500s)', async () => {
+    for (const text of [
+      oneEvent(['DTSTART;VALUE=DATE:2027AB25']),
+      oneEvent(['DTSTART;VALUE=DATE:20271201', 'DURATION:PXYZ']),
+      oneEvent(['DTSTART;VALUE=DATE:20271399']),
+      ' ',
+    ]) {
+      const res = await importing(text);
+      expect(res.status).to.equal(422);
+      expect(res.body.error.details[0].path).to.equal('/body');
+      expect(
+        res.body.error.message + res.body.error.details[0].message,
+      ).to.not.match(/Cannot read|is not a function/);
+    }
+    expect(given.logs.find('Request failed', {level: 'error'})).to.deepEqual(
+      [],
+    );
+  });
+
   it('answers 422 on /body for a rule ical.js never finishes, and keeps serving', async () => {
     const res = await importing(
       oneEvent([

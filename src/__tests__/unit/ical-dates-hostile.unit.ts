@@ -130,3 +130,89 @@ describe('iCalendar import: days that do not exist', () => {
     expect(dates).to.deepEqual(['2027-01-31', '2027-02-28', '2027-03-31']);
   });
 });
+
+describe('iCalendar import: values ical.js reads only when asked (review: each was a 500)', () => {
+  const wrapped = (lines: string[]) => oneEvent(lines);
+  const unreadable: Array<[string, string]> = [
+    ['a DTSTART with letters', wrapped(['DTSTART;VALUE=DATE:2027AB25'])],
+    [
+      'a DURATION that is no duration',
+      wrapped(['DTSTART;VALUE=DATE:20271201', 'DURATION:PXYZ']),
+    ],
+    [
+      'an UNTIL that is no date',
+      wrapped([
+        'DTSTART;VALUE=DATE:20271201',
+        'RRULE:FREQ=DAILY;UNTIL=garbage',
+      ]),
+    ],
+    [
+      'an RDATE that is no date',
+      wrapped(['DTSTART;VALUE=DATE:20271201', 'RDATE;VALUE=DATE:xx']),
+    ],
+    [
+      'an EXDATE that is no date',
+      wrapped([
+        'DTSTART;VALUE=DATE:20271201',
+        'RRULE:FREQ=YEARLY',
+        'EXDATE:zz',
+      ]),
+    ],
+    ['a body of one space', ' '],
+    ['an empty body', ''],
+    ['binary junk', '\u0000\u0001\u00ff{}[]BEGIN:\r\n:::'],
+  ];
+  for (const [what, text] of unreadable) {
+    it(`refuses ${what} as not iCalendar it can read, saying nothing of our code`, () => {
+      let thrown: unknown;
+      try {
+        importAllDayDates(text, NOW, 20_000);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).to.be.instanceOf(NotICalendarError);
+      expect((thrown as Error).message).to.not.match(
+        /Cannot read|undefined|is not a function|properties of/,
+      );
+    });
+  }
+
+  it('reads two VCALENDARs one after another (a legal stream) as one file', () => {
+    const text =
+      oneEvent(['DTSTART;VALUE=DATE:20271201']) +
+      oneEvent(['DTSTART;VALUE=DATE:20271224']);
+    expect(importAllDayDates(text, NOW, 20_000).dates).to.deepEqual([
+      '2027-12-01',
+      '2027-12-24',
+    ]);
+  });
+
+  it('refuses a day that does not exist instead of rolling it over (2027-13-99 became 2028-04-08)', () => {
+    for (const lines of [
+      ['DTSTART;VALUE=DATE:20271399'],
+      ['DTSTART;VALUE=DATE:20270230'],
+      ['DTSTART;VALUE=DATE:20271201', 'DTEND;VALUE=DATE:20271232'],
+      [
+        'DTSTART;VALUE=DATE:20271201',
+        'RRULE:FREQ=YEARLY',
+        'RDATE;VALUE=DATE:20270431',
+      ],
+    ]) {
+      expect(() => importAllDayDates(oneEvent(lines), NOW, 20_000)).to.throw(
+        /is not a day of the calendar/,
+      );
+    }
+  });
+
+  it('keeps a year below 100 as that year, not as 19xx (0050 became 1950)', () => {
+    expect(
+      importAllDayDates(oneEvent(['DTSTART;VALUE=DATE:00500101']), NOW, 20_000)
+        .dates,
+    ).to.deepEqual(['0050-01-01']);
+    // 29 February of year 0 exists (it is a leap year; 1900 was not).
+    expect(
+      importAllDayDates(oneEvent(['DTSTART;VALUE=DATE:00000229']), NOW, 20_000)
+        .dates,
+    ).to.deepEqual(['0000-02-29']);
+  });
+});
