@@ -6,20 +6,8 @@ import {FAILED_QUEUE} from '../queue/topology';
 import {storeFailedTask} from '../database/failed-task-store';
 import {Delivery} from './delivery';
 import {Subscription} from './subscription';
-
-interface FailedBody {
-  type?: unknown;
-  id?: unknown;
-  scheduler_id?: unknown;
-  params_scheduler?: unknown;
-  failed_at?: unknown;
-  failed_reason?: unknown;
-  retry_count?: unknown;
-  [key: string]: unknown;
-}
-
-const integerOrNull = (value: unknown) =>
-  Number.isSafeInteger(value) ? (value as number) : null;
+import {failedBodyOf, failedLogFields, failedRecordOf} from './failed-message';
+import {textOf} from '../logging/bounded-text';
 
 /** How long a failed task waits before it is offered again after a database outage. */
 export const STORE_RETRY_DELAY_MS = 1000;
@@ -30,6 +18,13 @@ export const STORE_RETRY_DELAY_MS = 1000;
  * (57), system errors (58). A data or constraint error would fail again.
  */
 export function isTransientDatabaseError(error: unknown): boolean {
+  // Our own code's errors (a value it could not handle) fail again.
+  if (
+    error instanceof TypeError ||
+    error instanceof RangeError ||
+    error instanceof SyntaxError
+  )
+    return false;
   const code = (error as {code?: unknown})?.code;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
   return /^(08|53|57|58)/.test(code);
@@ -61,7 +56,7 @@ export class FailedTaskConsumer {
         await channel.prefetch(10);
         const {consumerTag} = await channel.consume(FAILED_QUEUE, message => {
           if (!message) return this.subscription.lost(channel);
-          // handle() never rejects: it logs and acks whatever happens.
+          // handle() never rejects, and settles the delivery whatever happens.
           this.handle(new Delivery(channel, message)).catch(() => undefined);
         });
         return consumerTag;
@@ -82,57 +77,40 @@ export class FailedTaskConsumer {
     await this.subscription.close();
   }
 
+  /**
+   * Never leaves a delivery unsettled: one that stayed unacked held a
+   * prefetch slot for good, and ten (a `null` body each) stalled the queue,
+   * so real failures never reached `failed_task`.
+   */
   private async handle(delivery: Delivery): Promise<void> {
-    const {message} = delivery;
-    let body: FailedBody;
     try {
-      body = JSON.parse(message.content.toString('utf8')) as FailedBody;
-    } catch {
-      body = {
-        raw: message.content.toString('utf8'),
-        failed_reason: 'unreadable failed message',
-      };
-    }
-    const failedAt =
-      typeof body.failed_at === 'string' &&
-      !Number.isNaN(Date.parse(body.failed_at))
-        ? body.failed_at
-        : new Date().toISOString();
-    const retryCount = integerOrNull(body.retry_count) ?? 0;
-    this.logger.error('PERMANENTLY FAILED TASK', {
-      type: body.type,
-      id: body.id,
-      scheduler_id: body.scheduler_id,
-      retry_count: retryCount,
-      failed_at: failedAt,
-      failed_reason: body.failed_reason,
-    });
-    try {
-      const executionId = Number(
-        message.properties.headers?.['x-execution-id'],
-      );
-      await storeFailedTask(this.pool, {
-        executionId:
-          Number.isSafeInteger(executionId) && executionId > 0
-            ? executionId
-            : null,
-        schedulerId: integerOrNull(body.scheduler_id),
-        type: typeof body.type === 'string' ? body.type : null,
-        taskId: integerOrNull(body.id),
-        paramsScheduler:
-          typeof body.params_scheduler === 'string'
-            ? body.params_scheduler
-            : null,
-        payload: body,
-        failedReason: String(body.failed_reason ?? 'unknown'),
-        retryCount,
-        failedAt,
+      await this.keep(delivery);
+    } catch (error) {
+      this.logger.error('Failed message could not be handled; acknowledged', {
+        error: textOf((error as Error)?.message ?? error, 500),
       });
+    } finally {
+      delivery.ack();
+    }
+  }
+
+  private async keep(delivery: Delivery): Promise<void> {
+    const {message} = delivery;
+    const body = failedBodyOf(message.content);
+    const record = failedRecordOf(
+      body,
+      message.content,
+      message.properties.headers ?? {},
+      new Date(),
+    );
+    this.logger.error('PERMANENTLY FAILED TASK', failedLogFields(body, record));
+    try {
+      await storeFailedTask(this.pool, record);
     } catch (error) {
       if (isTransientDatabaseError(error)) {
         this.logger.warn('Could not store failed task; requeued', {
           error: (error as Error).message,
-          scheduler_id: body.scheduler_id,
+          scheduler_id: record.schedulerId,
           retry_in_ms: STORE_RETRY_DELAY_MS,
         });
         await new Promise(resolve => setTimeout(resolve, STORE_RETRY_DELAY_MS));
@@ -141,9 +119,9 @@ export class FailedTaskConsumer {
       }
       this.logger.error('Could not store failed task', {
         error: (error as Error).message,
-        scheduler_id: body.scheduler_id,
+        scheduler_id: record.schedulerId,
+        failed_reason: record.failedReason,
       });
     }
-    delivery.ack();
   }
 }

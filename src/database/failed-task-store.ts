@@ -7,8 +7,8 @@ export interface FailedTaskRecord {
   type: string | null;
   taskId: number | null;
   paramsScheduler: string | null;
-  /** The parked message body, kept whole. */
-  payload: object;
+  /** The parked message body, kept whole (an object, or its JSON text). */
+  payload: object | string;
   failedReason: string;
   retryCount: number;
   failedAt: string | Date;

@@ -1,3 +1,4 @@
+import {textOf} from '../logging/bounded-text';
 import {workerParamKeyProblems} from '../executors/worker-params';
 /** The spec's task message: what the producer publishes and the consumer runs. */
 export const TASK_TYPES = ['report', 'worker', 'reminder', 'http'] as const;
@@ -65,7 +66,9 @@ export function parseTaskMessage(content: Buffer): TaskMessage {
   const message = body as Record<string, unknown>;
   if (!TASK_TYPES.includes(message.type as TaskType)) {
     throw new PoisonMessageError(
-      `unknown task type ${JSON.stringify(message.type)}; expected one of ${TASK_TYPES.join(', ')}`,
+      // Bounded: a type of megabytes, or nested too deep to write as JSON,
+      // must not become the reason (or throw while it is written).
+      `unknown task type ${textOf(message.type, 100, true) ?? 'undefined'}; expected one of ${TASK_TYPES.join(', ')}`,
     );
   }
   if (!isPositiveInteger(message.id)) {
