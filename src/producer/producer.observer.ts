@@ -52,6 +52,8 @@ export class ProducerObserver implements LifeCycleObserver {
   private stopping?: Promise<void>;
   private readonly clock: () => Date;
   private readonly clockRate: number;
+  /** Real time: the database's clock can be asked whether a slot began. */
+  private readonly realTime: boolean;
 
   constructor(
     @inject(AppBindings.CONFIG) private readonly config: AppConfig,
@@ -70,6 +72,7 @@ export class ProducerObserver implements LifeCycleObserver {
     this.clock =
       clock ?? (testClock ? scaledClock(testClock) : () => new Date());
     this.clockRate = clockRate ?? (clock ? 1 : (testClock?.scale ?? 1));
+    this.realTime = !clock && !testClock;
   }
 
   /** The running producer, for tests and health checks. */
@@ -127,7 +130,11 @@ export class ProducerObserver implements LifeCycleObserver {
     this.producer = new Producer(
       this.pool,
       this.publisher,
-      {...this.config, clockRate: this.clockRate},
+      {
+        ...this.config,
+        clockRate: this.clockRate,
+        slotsByDatabaseClock: this.realTime,
+      },
       this.logger,
       this.config.testKillAfterClaimFile
         ? killAfterClaimFaultPoint(this.config.testKillAfterClaimFile)

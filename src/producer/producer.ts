@@ -42,7 +42,23 @@ export type ProducerConfig = Pick<
    * so the sweep delay, given in clock time, is divided by it.
    */
   clockRate?: number;
+  /**
+   * Evaluate a slot only once the database's clock has reached it (within
+   * CLOCK_AHEAD_TOLERANCE_MS): on with real time, off for the tests' own
+   * clocks, which are not the database's.
+   */
+  slotsByDatabaseClock?: boolean;
 };
+
+/**
+ * How far this host's clock may run ahead of the database's before its
+ * ticks wait for the database: within LATE_ACTIVATION_MS, whose look back
+ * catches a scheduler activated in the moment such a tick came early. A
+ * producer further ahead evaluated minutes before they began (a minute
+ * 100 s early), and took their leases from its peers, so schedulers
+ * created in between missed their first runs.
+ */
+export const CLOCK_AHEAD_TOLERANCE_MS = 2000;
 
 /** What a tick's own leased slots gave, before it waits for its peers. */
 interface OwnSlots {
@@ -162,18 +178,20 @@ export class Producer {
       this.lastEvaluated,
       this.config.cronCatchUpMinutes,
     );
+    // Slots the database's clock has not reached wait for a later tick.
+    const due = await this.slotsBegun(plan.due, now);
     const own =
-      plan.due.length > 0
-        ? await this.evaluateOwnSlots(now, plan.due, plan.skipped)
+      due.length > 0
+        ? await this.evaluateOwnSlots(now, due, plan.skipped)
         : undefined;
     // Before waiting for peers: a dead peer's lease must not hold back the
     // sweep that publishes the claims it left behind.
     const sweep = await this.sweep(now);
     const leased = own
-      ? await this.evaluatePeerSlots(now, plan.due, own)
+      ? await this.evaluatePeerSlots(now, due, own)
       : {counts: NOTHING_EVALUATED, byPeers: 0, takenOver: 0};
     if (own) this.evaluatedOwnSlot = own.mine.length + leased.takenOver > 0;
-    const windowEnded = own ? await this.endWindows(plan.due) : 0;
+    const windowEnded = own ? await this.endWindows(due) : 0;
     const full: TickReport = {
       ...leased.counts,
       window_ended: windowEnded,
@@ -190,6 +208,33 @@ export class Producer {
     });
     this.recordTick(full);
     return full;
+  }
+
+  /**
+   * Of `slots` (ascending), those the database's clock has reached, give or
+   * take CLOCK_AHEAD_TOLERANCE_MS. The others stay planned: the tick that
+   * finds them begun evaluates them (within the catch-up window).
+   */
+  private async slotsBegun(slots: Date[], now: Date): Promise<Date[]> {
+    if (!this.config.slotsByDatabaseClock || slots.length === 0) return slots;
+    const {rows} = await this.pool.query<{now: Date}>(
+      'SELECT clock_timestamp() AS now',
+    );
+    const databaseNow = rows[0].now.getTime();
+    const begun = slots.filter(
+      slot => slot.getTime() <= databaseNow + CLOCK_AHEAD_TOLERANCE_MS,
+    );
+    if (begun.length < slots.length) {
+      this.logger.error(
+        "This host's clock is ahead of the database's: minutes that have not begun there are not evaluated yet",
+        {
+          ahead_ms: now.getTime() - databaseNow,
+          tolerance_ms: CLOCK_AHEAD_TOLERANCE_MS,
+          waiting_slots: slots.slice(begun.length).map(s => s.toISOString()),
+        },
+      );
+    }
+    return begun;
   }
 
   /**
