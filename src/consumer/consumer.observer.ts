@@ -138,8 +138,8 @@ export class ConsumerObserver implements LifeCycleObserver {
         queue,
         handOffs,
         ledger,
-        isCrashLooping: (id, retryCount, resent) =>
-          isCrashLooping(ledgerPool, id, retryCount, resent),
+        isCrashLooping: (id, retryCount, resent, schedulerId) =>
+          isCrashLooping(ledgerPool, id, retryCount, resent, schedulerId),
         executors,
         retry: settings,
         prefetch,

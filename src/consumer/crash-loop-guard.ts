@@ -19,6 +19,8 @@ export async function isCrashLooping(
   executionId: number | undefined,
   retryCount: number,
   resent = 0,
+  /** The delivery's scheduler: a run of another is left alone. */
+  schedulerId?: number,
 ): Promise<boolean> {
   if (executionId === undefined) return false;
   const {rows} = await pool.query<{crash_looping: boolean}>(
@@ -29,9 +31,15 @@ export async function isCrashLooping(
                         THEN unfinished_starts ELSE 0 END + 1
               ELSE 0 END,
             unfinished_retry_count = $2
-      WHERE id = $1 AND resent <= $3
+      WHERE id = $1 AND resent <= $3 AND ($5::int IS NULL OR scheduler_id = $5)
       RETURNING unfinished_starts >= $4 AS crash_looping`,
-    [executionId, retryCount, resent, MAX_UNFINISHED_STARTS],
+    [
+      executionId,
+      retryCount,
+      resent,
+      MAX_UNFINISHED_STARTS,
+      schedulerId ?? null,
+    ],
   );
   return rows[0]?.crash_looping ?? false;
 }

@@ -34,14 +34,20 @@ export function createLedgerPool(
   });
 }
 
-/** What to do with a delivery: run it, or acknowledge it as a duplicate. */
+/**
+ * What to do with a delivery: run it, acknowledge it as a duplicate, or
+ * (`foreign`) park it: its x-execution-id names a run of another scheduler
+ * than its body's, so it is no delivery of that run (a forged or reused id);
+ * it must neither mark that run nor be taken for its duplicate.
+ */
 export type StartDecision =
   | 'run'
   | 'succeeded'
   | 'failed'
   | 'skipped'
   | 'attempt-already-ran'
-  | 'superseded';
+  | 'superseded'
+  | 'foreign';
 
 /**
  * The start rule, over the row `run`, the attempt's retry count and the
@@ -63,7 +69,8 @@ export function startable(
 /**
  * The ledger's part of a statement that runs whole tasks (see LedgerRun).
  * The CTE "run" starts each row of the CTE named by tasks (columns n,
- * execution_id, retry_count, resent, started_at, finished_at, duration_ms) that the
+ * execution_id, scheduler_id, retry_count, resent, started_at, finished_at,
+ * duration_ms) whose run is of that scheduler and that the
  * start rule lets start: succeeded where the SQL succeeded (over that row,
  * aliased t) holds, running otherwise; it returns their n. The CTE "go"
  * adds the tasks the ledger does not hold (no execution id, or its row is
@@ -84,6 +91,7 @@ export function startInStatement(tasks: string, succeeded: string): string {
            last_retry_count = t.retry_count
       FROM ${tasks} t
      WHERE e.id = t.execution_id AND e.id IN (SELECT id FROM locked)
+       AND e.scheduler_id = t.scheduler_id
        AND ${startable('e', 't.retry_count', 't.resent')}
     RETURNING t.n
   ),
@@ -134,6 +142,8 @@ export class RunLedger {
     at: Date,
     retryCount = 0,
     resent = 0,
+    /** The delivery's scheduler: a run of another is never marked (see 'foreign'). */
+    schedulerId?: number,
   ): Promise<StartDecision> {
     if (executionId === undefined) return 'run';
     // A published run: the asynchronous session is enough (the sweeper never
@@ -151,13 +161,14 @@ export class RunLedger {
         text: `UPDATE scheduler_execution
                   SET status = 'running', attempts = attempts + 1, started_at = $2,
                       finished_at = NULL, duration_ms = NULL, last_retry_count = $3
-                WHERE id = $1 AND ${startable('scheduler_execution', '$3', '$4')}
+                WHERE id = $1 AND ($5::int IS NULL OR scheduler_id = $5)
+                  AND ${startable('scheduler_execution', '$3', '$4')}
                   ${condition}`,
-        values: [executionId, at, retryCount, resent],
+        values: [executionId, at, retryCount, resent, schedulerId ?? null],
       });
       if (rowCount) return 'run';
     }
-    return this.whyNotStarted(executionId, resent);
+    return this.whyNotStarted(executionId, resent, schedulerId);
   }
 
   /**
@@ -165,14 +176,24 @@ export class RunLedger {
    * `resent`): the run ended, a later copy replaced this one, or its attempt
    * already ran; 'run' when the ledger has no such row.
    */
-  async whyNotStarted(executionId: number, resent = 0): Promise<StartDecision> {
-    const {rows} = await this.pool.query<{status: string; resent: number}>(
-      `SELECT status, resent FROM scheduler_execution WHERE id = $1`,
+  async whyNotStarted(
+    executionId: number,
+    resent = 0,
+    schedulerId?: number,
+  ): Promise<StartDecision> {
+    const {rows} = await this.pool.query<{
+      status: string;
+      resent: number;
+      scheduler_id: number;
+    }>(
+      `SELECT status, resent, scheduler_id FROM scheduler_execution WHERE id = $1`,
       [executionId],
     );
     const previous = rows[0]?.status;
     // No row (deleted by the 30-day cleanup, say): run it as before.
     if (previous === undefined) return 'run';
+    if (schedulerId !== undefined && rows[0].scheduler_id !== schedulerId)
+      return 'foreign';
     if (
       previous === 'succeeded' ||
       previous === 'failed' ||

@@ -57,6 +57,7 @@ export interface TaskConsumerOptions {
     executionId: number | undefined,
     retryCount: number,
     resent: number,
+    schedulerId: number,
   ) => Promise<boolean>;
   /** How long an outcome mark is retried before the message is acked anyway. */
   outcomeMarkRetryMs?: number;
@@ -73,7 +74,10 @@ const MAX_REQUEUE_DELAY_MS = 10_000;
 type Headers = Record<string, unknown>;
 
 /** Log lines for deliveries the run ledger recognised as duplicates. */
-const DUPLICATE_DELIVERY: Record<Exclude<StartDecision, 'run'>, string> = {
+const DUPLICATE_DELIVERY: Record<
+  Exclude<StartDecision, 'run' | 'foreign'>,
+  string
+> = {
   succeeded: 'Task already succeeded; redelivery acknowledged without running',
   failed:
     'Task already failed after its retries; duplicate acknowledged without running',
@@ -84,6 +88,11 @@ const DUPLICATE_DELIVERY: Record<Exclude<StartDecision, 'run'>, string> = {
   superseded:
     'Message replaced by a copy the lost-run sweep sent; acknowledged without running',
 };
+
+/** Why a delivery whose x-execution-id names another scheduler's run is parked. */
+export function foreignRunReason(executionId: number, schedulerId: number) {
+  return `x-execution-id ${executionId} names a run of another scheduler than ${schedulerId}: not a delivery of that run, so not run (a forged or reused id)`;
+}
 
 function executionIdOf(headers: Headers): number | undefined {
   const id = Number(headers['x-execution-id']);
@@ -322,11 +331,11 @@ export class TaskConsumer {
         startedAt,
         retryCount,
         resent,
+        task.scheduler_id,
       );
       this.startFailures = 0;
       if (decision !== 'run') {
-        logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
-        delivery.ack();
+        await this.notStarted(channel, delivery, task, decision, logger);
         return;
       }
       if (!this.subscription.isLive(channel)) {
@@ -391,7 +400,14 @@ export class TaskConsumer {
       this.options.metrics?.set('consumerLastTask', {}, Date.now() / 1000);
     }
     if (run.start === 'refused') {
-      await this.refusedInTask(delivery, executionId!, resent, logger);
+      await this.refusedInTask(
+        channel,
+        delivery,
+        task,
+        executionId!,
+        resent,
+        logger,
+      );
       return;
     }
     if (run.start === undefined) {
@@ -402,10 +418,10 @@ export class TaskConsumer {
         startedAt,
         retryCount,
         resent,
+        task.scheduler_id,
       );
       if (decision !== 'run') {
-        logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
-        delivery.ack();
+        await this.notStarted(channel, delivery, task, decision, logger);
         return;
       }
       markStarted();
@@ -465,7 +481,9 @@ export class TaskConsumer {
    * give), it is requeued: nothing ran, and the redelivery runs it.
    */
   private async refusedInTask(
+    channel: ConfirmChannel,
     delivery: Delivery,
+    task: TaskMessage,
     executionId: number,
     resent: number,
     logger: Logger,
@@ -473,10 +491,38 @@ export class TaskConsumer {
     const decision = await this.options.ledger.whyNotStarted(
       executionId,
       resent,
+      task.scheduler_id,
     );
     if (decision === 'run') {
       logger.warn('Run vanished while its delivery started; requeued');
       delivery.nack(true);
+      return;
+    }
+    await this.notStarted(channel, delivery, task, decision, logger);
+  }
+
+  /**
+   * A delivery the ledger did not start: a duplicate is acknowledged with
+   * the ledger's reason; one naming another scheduler's run is parked (it
+   * touched nothing of that run, whose own message still runs it).
+   */
+  private async notStarted(
+    channel: ConfirmChannel,
+    delivery: Delivery,
+    task: TaskMessage,
+    decision: Exclude<StartDecision, 'run'>,
+    logger: Logger,
+  ): Promise<void> {
+    if (decision === 'foreign') {
+      const headers = delivery.message.properties.headers ?? {};
+      const reason = foreignRunReason(
+        executionIdOf(headers)!,
+        task.scheduler_id,
+      );
+      await this.park(channel, delivery, task, reason, retryCountOf(headers));
+      logger.error('Task parked: its execution id names another scheduler', {
+        failed_reason: reason,
+      });
       return;
     }
     logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
@@ -637,7 +683,15 @@ export class TaskConsumer {
     const headers = delivery.message.properties.headers ?? {};
     const executionId = executionIdOf(headers);
     const check = this.options.isCrashLooping;
-    if (!check || !(await check(executionId, retryCount, resentOf(headers)))) {
+    if (
+      !check ||
+      !(await check(
+        executionId,
+        retryCount,
+        resentOf(headers),
+        task.scheduler_id,
+      ))
+    ) {
       return false;
     }
     await this.park(channel, delivery, task, CRASH_LOOP_REASON, retryCount);

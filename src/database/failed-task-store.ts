@@ -29,7 +29,13 @@ export async function storeFailedTask(
        INSERT INTO failed_task
          (execution_id, scheduler_id, type, task_id, params_scheduler, payload,
           failed_reason, retry_count, failed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       -- An id naming another scheduler's run (a forged or reused one) is
+       -- not kept: that run's own failure must still be stored.
+       VALUES (CASE WHEN NOT EXISTS (
+                 SELECT 1 FROM scheduler_execution e
+                  WHERE e.id = $1 AND e.scheduler_id IS DISTINCT FROM $2)
+               THEN $1::bigint END,
+               $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (execution_id) WHERE execution_id IS NOT NULL DO NOTHING
        RETURNING id, scheduler_id
      )

@@ -16,6 +16,8 @@ interface ReminderTask {
   durationMs: number | null;
   retryCount: number;
   resent: number;
+  /** The message's scheduler: a run of another is not started (see 'foreign'). */
+  schedulerId: number;
 }
 
 interface ReminderOutcome {
@@ -47,10 +49,10 @@ const REMINDER_STATEMENT = `
 WITH tasks AS (
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::jsonb[],
                        $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[],
-                       $9::int[])
+                       $9::int[], $10::int[])
     WITH ORDINALITY AS t(execution_id, reminder_id, message, payload,
                          started_at, finished_at, duration_ms, retry_count,
-                         resent, n)
+                         resent, scheduler_id, n)
 ),
 found AS (
   SELECT t.n, r.message, r.user_ids, r.group_ids
@@ -143,6 +145,7 @@ export class ReminderExecutor implements TaskExecutor {
       durationMs: finish ? Math.round(finish.durationMs) : null,
       retryCount: run?.retryCount ?? 0,
       resent: run?.resent ?? 0,
+      schedulerId: context.message.scheduler_id,
     });
     run?.started(outcome.started);
     if (!outcome.started) return;
@@ -202,6 +205,7 @@ export class ReminderExecutor implements TaskExecutor {
         column('durationMs'),
         column('retryCount'),
         column('resent'),
+        column('schedulerId'),
       ],
     });
     return rows.map(({started, found, sent}) => ({started, found, sent}));

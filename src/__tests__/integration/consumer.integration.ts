@@ -2,6 +2,7 @@ import {expect} from '@loopback/testlab';
 import {readFileSync, rmSync} from 'node:fs';
 import path from 'node:path';
 import {FAILED_QUEUE, TASK_QUEUE} from '../../queue/topology';
+import {foreignRunReason} from '../../consumer/task-consumer';
 import {drainQueue, resetBroker} from '../fixtures/test-broker';
 import {
   eventually,
@@ -240,6 +241,86 @@ describe('consumer (cron-worker)', () => {
     });
     expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
     expect(await drainQueue(FAILED_QUEUE)).to.have.length(0);
+  });
+
+  describe("a delivery whose x-execution-id names another scheduler's run (review: it marked that run, whose own message was then dropped)", () => {
+    it("parks it without touching that run, and the run's own message still runs and fails on its own", async () => {
+      consumer = await givenConsumer({
+        workersDir,
+        retry: {...TEST_RETRY, maxRetries: 0},
+      });
+      const victim = await givenRun({worker_id: 2});
+      const other = await givenRun({worker_id: 1});
+      await publishTask(
+        {
+          type: 'worker',
+          id: 1,
+          scheduler_id: other.schedulerId,
+          params_scheduler: '{}',
+        },
+        victim.headers,
+      );
+      const parked = await storedFailure();
+      expect(parked).to.containDeep({
+        scheduler_id: other.schedulerId,
+        execution_id: null,
+        failed_reason: foreignRunReason(victim.executionId, other.schedulerId),
+      });
+      expect(await ledger(victim.executionId)).to.containDeep({
+        status: 'published',
+        attempts: 0,
+      });
+      expect(consumer.logs.find('Task started')).to.have.length(0);
+      // The victim's own message: runs, fails, and its failure is kept.
+      await publishTask(
+        {
+          type: 'worker',
+          id: 2,
+          scheduler_id: victim.schedulerId,
+          params_scheduler: '{}',
+        },
+        victim.headers,
+      );
+      const [own] = await eventually(async () => {
+        const rows = await sql(
+          `SELECT * FROM failed_task WHERE execution_id = $1`,
+          [victim.executionId],
+        );
+        return rows.length ? rows : undefined;
+      });
+      expect(own).to.containDeep({
+        scheduler_id: victim.schedulerId,
+        failed_reason: 'worker exited with code 3',
+      });
+      expect(await ledger(victim.executionId)).to.containDeep({
+        status: 'failed',
+        attempts: 1,
+      });
+    });
+
+    it('parks a reminder (started in its own statement) without touching that run or sending it', async () => {
+      consumer = await givenConsumer({workersDir});
+      const victim = await givenRun({reminder_id: 1});
+      const other = await givenRun({reminder_id: 1});
+      await publishTask(
+        {
+          type: 'reminder',
+          id: 1,
+          scheduler_id: other.schedulerId,
+          params_scheduler: '{}',
+        },
+        victim.headers,
+      );
+      const parked = await storedFailure();
+      expect(parked.failed_reason).to.equal(
+        foreignRunReason(victim.executionId, other.schedulerId),
+      );
+      expect(await ledger(victim.executionId)).to.containDeep({
+        status: 'published',
+        attempts: 0,
+      });
+      expect(await sql(`SELECT id FROM notification`)).to.deepEqual([]);
+    });
   });
 
   it('fails a missing executable with a reason', async () => {
