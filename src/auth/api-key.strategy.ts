@@ -16,7 +16,8 @@ import {
 import type {CurrentUser} from './current-user';
 import type {Role} from '../models/user-role';
 
-const BEARER_KEY = /^Bearer (tsk_\S*)$/;
+// The scheme is case-insensitive (RFC 7235); the key's own prefix is not.
+const BEARER_KEY = /^[Bb][Ee][Aa][Rr][Ee][Rr] +(tsk_\S*)$/;
 
 interface KeyRow {
   key_id: number;

@@ -9,7 +9,8 @@ import {CurrentUser, toCurrentUser} from './current-user';
 import type {TokenClaims, TokenService} from './token.service';
 import {AuthUserCache} from './user-cache';
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/;
+// The scheme is case-insensitive (RFC 7235): `bearer` and `BEARER` too.
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 
 /** `Authorization: Bearer <jwt>` for an existing, active user. */
 // Nothing per request: one instance serves every request.

@@ -32,6 +32,7 @@ import {
   dateProperties,
   idPropertyOf,
   responseSchema,
+  jsonProperties,
   textProperties,
   updateBodySchema,
   visibleFilterSchema,
@@ -115,6 +116,7 @@ export function defineCrudController<E extends Entity>(
     all: visibleProperties(model),
     dates: dateProperties(model),
     texts: textProperties(model),
+    jsons: jsonProperties(model),
   };
   const itemSchema = responseSchema(model);
   const filterSchema = visibleFilterSchema(model);

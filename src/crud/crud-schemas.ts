@@ -46,6 +46,30 @@ export function textProperties(model: ModelClass): Set<string> {
   );
 }
 
+/**
+ * JSON columns (objects and lists, jsonb): `like` and its kin cannot match
+ * them (the connector compares the pattern as a JSON string, quotes and
+ * all, so they matched nothing and `nlike` everything).
+ */
+export function jsonProperties(model: ModelClass): Set<string> {
+  const {properties} = model.definition;
+  return new Set(
+    [...visibleProperties(model)].filter(name => {
+      const type = properties[name].type;
+      const named = String(
+        typeof type === 'function' ? type.name : type,
+      ).toLowerCase();
+      return (
+        Array.isArray(type) ||
+        named === 'object' ||
+        named === 'array' ||
+        (properties[name] as {postgresql?: {dataType?: string}}).postgresql
+          ?.dataType === 'jsonb'
+      );
+    }),
+  );
+}
+
 /** Properties no request body may carry. */
 export function serverOwnedProperties(resource: CrudResource): string[] {
   const {model} = resource;

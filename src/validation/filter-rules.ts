@@ -103,7 +103,11 @@ export interface FilterableProperties {
   dates?: ReadonlySet<string>;
   /** Text columns: the only ones PostgreSQL's `~` (regexp) accepts. */
   texts?: ReadonlySet<string>;
+  /** JSON columns: `like` and its kin cannot match them. */
+  jsons?: ReadonlySet<string>;
 }
+
+const LIKE_OPERATORS = new Set(['like', 'nlike', 'ilike', 'nilike']);
 
 /** `/body/flags` as juggler reads it; anything else is PostgreSQL's own syntax. */
 const SLASHED_REGEXP = /^\/(.*)\/([a-z]*)$/s;
@@ -124,6 +128,10 @@ function regexpProblem(
   const slashed =
     typeof operand === 'string' ? SLASHED_REGEXP.exec(operand) : null;
   if (!slashed) return undefined;
+  // Juggler refuses the flags JavaScript added later (a 400 with its text).
+  if (/[^gim]/.test(slashed[2])) {
+    return `regexp on "${field}" takes the flags g, i and m only`;
+  }
   try {
     new RegExp(slashed[1], slashed[2]);
     return undefined;
@@ -198,6 +206,12 @@ function whereErrors(
           operandProblem(operator, operand) ??
           (operator === 'regexp'
             ? regexpProblem(key, operand, shape.texts ?? new Set())
+            : undefined) ??
+          (LIKE_OPERATORS.has(operator) && operand === null
+            ? `${operator} on "${key}" needs a pattern, not null`
+            : undefined) ??
+          (LIKE_OPERATORS.has(operator) && shape.jsons?.has(key)
+            ? `${operator} cannot match the JSON field "${key}" (it matched nothing); search it with q`
             : undefined);
         if (problem) {
           errors.push({

@@ -75,6 +75,25 @@ describe('API keys (issue 27)', () => {
     expect(row.last_used_at).to.be.instanceOf(Date);
   });
 
+  it('takes the Bearer scheme in any case, as RFC 7235 says (review: "bearer" was a 401), for keys and tokens', async () => {
+    const {key} = await givenKey(team.viewer);
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+      await given.client
+        .get('/api/schedulers')
+        .set('Authorization', `${scheme} ${key}`)
+        .expect(200);
+      await given.client
+        .get('/api/schedulers')
+        .set('Authorization', `${scheme} ${team.viewer.token}`)
+        .expect(200);
+    }
+    // The key's own prefix is not a scheme: it stays case-sensitive.
+    await given.client
+      .get('/api/schedulers')
+      .set('Authorization', `Bearer TSK_${key.slice(4)}`)
+      .expect(401);
+  });
+
   it('lets an operator key pause, and shrinks it when its owner is demoted', async () => {
     const {key} = await givenKey(team.operator);
     await pause(key).expect(200);

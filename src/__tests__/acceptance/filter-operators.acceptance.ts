@@ -59,6 +59,27 @@ describe('filter operators meet the column types', () => {
       {retry_count: {regexp: '1'}},
       '/filter/where/retry_count/regexp',
     ],
+    // Review: flags JavaScript knows and juggler refuses were a 400.
+    [
+      'schedulers',
+      {description: {regexp: '/a/gimsuyd'}},
+      '/filter/where/description/regexp',
+    ],
+    // Review: a null pattern was LoopBack's own 400.
+    [
+      'schedulers',
+      {description: {like: null}},
+      '/filter/where/description/like',
+    ],
+    // Review: like on a JSON field matched nothing (and nlike everything).
+    ['schedulers', {params: {like: '%a%'}}, '/filter/where/params/like'],
+    ['schedulers', {params: {nlike: '%a%'}}, '/filter/where/params/nlike'],
+    ['failed-tasks', {payload: {ilike: '%a%'}}, '/filter/where/payload/ilike'],
+    [
+      'http-targets',
+      {headers: {nilike: '%a%'}},
+      '/filter/where/headers/nilike',
+    ],
   ];
   for (const [path, where, pointer] of refusals) {
     it(`answers 422 naming the field and operator for ${path} ${JSON.stringify(where)}`, async () => {

@@ -121,4 +121,16 @@ describe('bulk actions on schedulers (issue 15, item 9)', () => {
       expect(res.body.error.statusCode).to.equal(res.status);
     }
   });
+
+  it('refuses an id given twice (review: 1,000 copies of one id were 1,000 runs)', async () => {
+    const res = await operator
+      .post('/api/schedulers/bulk')
+      .send({action: 'run', ids: [5, 6, 5]})
+      .expect(422);
+    expect(res.body.error.details[0]).to.containDeep({
+      path: '/ids',
+      code: 'uniqueItems',
+    });
+    expect(await sql(`SELECT id FROM scheduler_execution`)).to.deepEqual([]);
+  });
 });
