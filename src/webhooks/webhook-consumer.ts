@@ -39,9 +39,19 @@ export interface WebhookConsumerOptions {
   clock?: () => Date;
 }
 
+/**
+ * Deliveries of one owner's webhooks one consumer sends at once; the
+ * owner's others wait in the first retry tier, unattempted, and come back.
+ * Without it, one operator's 30 webhooks to an endpoint that never answers
+ * took every prefetch slot, and everyone else's deliveries waited behind
+ * them (an admin's for 30 s, growing with each event).
+ */
+export const OWNER_IN_FLIGHT_MAX = 3;
+
 interface DeliveryRow {
   id: string;
   webhook_id: number;
+  owner_id: number;
   event: string;
   message_id: string;
   payload: object;
@@ -76,6 +86,8 @@ export class WebhookConsumer {
   readonly subscription: Subscription<ConfirmChannel>;
   private readonly clock: () => Date;
   private inFlight = new Set<Promise<void>>();
+  /** Owner → deliveries of their webhooks being sent now (see OWNER_IN_FLIGHT_MAX). */
+  private readonly sendingFor = new Map<number, number>();
 
   constructor(private readonly options: WebhookConsumerOptions) {
     this.clock = options.clock ?? (() => new Date());
@@ -142,8 +154,8 @@ export class WebhookConsumer {
     );
     const {pool, logger} = this.options;
     const {rows} = await pool.query<DeliveryRow>(
-      `SELECT d.id, d.webhook_id, d.event, d.message_id, d.payload, d.status,
-              d.attempts, w.url, w.active, w.signing_secret, w.previous_signing_secret,
+      `SELECT d.id, d.webhook_id, w.user_id AS owner_id, d.event, d.message_id,
+              d.payload, d.status, d.attempts, w.url, w.active, w.signing_secret, w.previous_signing_secret,
               w.previous_secret_expires_at
          FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
         WHERE d.id = $1`,
@@ -172,7 +184,17 @@ export class WebhookConsumer {
       retryCountOf(message.properties.headers),
       row.attempts,
     );
-    const outcome = await this.send(row);
+    // A test ping is sent at once: someone waits for it.
+    if (!ping && !this.takeOwnerTurn(row.owner_id)) {
+      await this.defer(channel, delivery);
+      return;
+    }
+    let outcome: Outcome;
+    try {
+      outcome = await this.send(row);
+    } finally {
+      if (!ping) this.endOwnerTurn(row.owner_id);
+    }
     const log = logger.child({
       webhook_id: row.webhook_id,
       delivery_id: Number(row.id),
@@ -239,6 +261,43 @@ export class WebhookConsumer {
       error: outcome.error,
     });
     if (!ping) await this.countFailure(row.webhook_id);
+    delivery.ack();
+  }
+
+  private takeOwnerTurn(ownerId: number): boolean {
+    const sending = this.sendingFor.get(ownerId) ?? 0;
+    if (sending >= OWNER_IN_FLIGHT_MAX) return false;
+    this.sendingFor.set(ownerId, sending + 1);
+    return true;
+  }
+
+  private endOwnerTurn(ownerId: number): void {
+    const sending = (this.sendingFor.get(ownerId) ?? 1) - 1;
+    if (sending > 0) this.sendingFor.set(ownerId, sending);
+    else this.sendingFor.delete(ownerId);
+  }
+
+  /**
+   * Sends the message to the first retry tier as it is (its retry count
+   * unchanged: no attempt was made) and acks it once the broker confirmed:
+   * it comes back after that tier's delay, behind the others' deliveries.
+   */
+  private async defer(
+    channel: ConfirmChannel,
+    delivery: Delivery,
+  ): Promise<void> {
+    const {message} = delivery;
+    await publishConfirmed(
+      channel,
+      DEAD_LETTER_EXCHANGE,
+      webhookRetryTier(1, this.options.retry).routingKey,
+      message.content,
+      message.properties,
+    );
+    this.options.logger.debug(
+      "Webhook delivery deferred: its owner's webhooks already take their share",
+      {share: OWNER_IN_FLIGHT_MAX},
+    );
     delivery.ack();
   }
 

@@ -15,7 +15,10 @@ import {
   brokerTopology,
   RetrySettings,
 } from '../../queue/topology';
-import {WebhookConsumer} from '../../webhooks/webhook-consumer';
+import {
+  OWNER_IN_FLIGHT_MAX,
+  WebhookConsumer,
+} from '../../webhooks/webhook-consumer';
 import {WebhookDispatcher} from '../../webhooks/webhook-dispatcher';
 import {LogCapture} from '../fixtures/log-capture';
 import {resetBroker, TEST_AMQP_URL, TEST_RETRY} from '../fixtures/test-broker';
@@ -418,5 +421,35 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
       'old-pending',
       'recent-done',
     ]);
+  });
+
+  it("keeps one owner's endpoints that never answer from holding up everyone's deliveries (review: an admin's waited 30 s)", async () => {
+    const hanging = await TestReceiver.listen('127.0.0.2');
+    hanging.answer = () => undefined;
+    try {
+      const operator = await givenUser('operator');
+      const admin = await givenUser('admin');
+      // More than the consumer's prefetch (10), created first: sent first.
+      for (let i = 0; i < 12; i++) {
+        await givenWebhook({userId: operator, url: hanging.url(`/h${i}`)});
+      }
+      const adminHook = await givenWebhook({userId: admin});
+      await givenRunEnded(await givenScheduler(operator), 'succeeded');
+      role = await givenWebhookRole({});
+      expect(await role.dispatcher.dispatch()).to.equal(13);
+      const [delivered] = await settled(adminHook.id);
+      expect(delivered.status).to.equal('succeeded');
+      // Sent before any of the operator's attempts ended (each takes its
+      // 2 s timeout), with no more than its share of them under way.
+      const [{attempted}] = await sql<{attempted: number}>(
+        `SELECT count(*)::int AS attempted FROM webhook_delivery
+          WHERE webhook_id <> $1 AND attempts > 0`,
+        [adminHook.id],
+      );
+      expect(attempted).to.equal(0);
+      expect(hanging.calls.length).to.be.belowOrEqual(OWNER_IN_FLIGHT_MAX);
+    } finally {
+      await hanging.close();
+    }
   });
 });
