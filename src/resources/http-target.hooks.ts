@@ -22,6 +22,7 @@ export function httpTargetChange(
     body.secret_headers ??
       // A patch that moves a credential keeps the other write-only headers.
       (body.headers !== undefined ? current?.secret_headers : undefined),
+    body.secret_headers === undefined,
   );
   const change: AnyObject = {...body};
   if (split.headers !== undefined) change.headers = split.headers;

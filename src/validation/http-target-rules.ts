@@ -114,6 +114,12 @@ export function httpTargetRuleErrors(record: HttpTargetShape): ErrorDetail[] {
 export function splitCredentialHeaders(
   headers: Record<string, string> | undefined,
   secretHeaders: Record<string, string> | undefined,
+  /**
+   * `secretHeaders` are the stored ones, not the request's: a credential
+   * sent in `headers` replaces the stored one of that name in any case
+   * (`authorization` for `Authorization` was a 422 "given twice").
+   */
+  stored = false,
 ): {headers?: Record<string, string>; secret_headers?: Record<string, string>} {
   if (headers === undefined) return {secret_headers: secretHeaders};
   const plain: Record<string, string> = {};
@@ -125,5 +131,13 @@ export function splitCredentialHeaders(
   if (Object.keys(moved).length === 0 && secretHeaders === undefined) {
     return {headers: plain};
   }
-  return {headers: plain, secret_headers: {...secretHeaders, ...moved}};
+  const replaced = new Set(Object.keys(moved).map(name => name.toLowerCase()));
+  const kept = stored
+    ? Object.fromEntries(
+        Object.entries(secretHeaders ?? {}).filter(
+          ([name]) => !replaced.has(name.toLowerCase()),
+        ),
+      )
+    : secretHeaders;
+  return {headers: plain, secret_headers: {...kept, ...moved}};
 }

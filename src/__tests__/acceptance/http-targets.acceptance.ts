@@ -85,6 +85,34 @@ describe('HTTP targets API (issue 27)', () => {
     expect(patched.text).to.not.containEql('cHJveHk=');
   });
 
+  it('replaces a stored credential sent again in headers in another case (review: a 422 "given twice")', async () => {
+    const created = await givenTarget();
+    const patched = await asUser(given.client, team.operator)
+      .patch(`/api/http-targets/${created.id}`)
+      .send({headers: {authorization: 'Bearer replaced-token'}})
+      .expect(200);
+    expect(patched.body.secret_header_names).to.eql([
+      'X-Api-Key',
+      'authorization',
+    ]);
+    const [row] = await sql<{secret_headers: Record<string, string>}>(
+      `SELECT secret_headers FROM http_target WHERE id = $1`,
+      [created.id],
+    );
+    expect(row.secret_headers).to.eql({
+      'X-Api-Key': 'key-never-shown',
+      authorization: 'Bearer replaced-token',
+    });
+    // Given twice in one request it is still the caller's mistake.
+    await asUser(given.client, team.operator)
+      .patch(`/api/http-targets/${created.id}`)
+      .send({
+        headers: {authorization: 'a'},
+        secret_headers: {Authorization: 'b'},
+      })
+      .expect(422);
+  });
+
   it('rotates the secret: a new one, shown once, the old one signing until the window ends', async () => {
     const created = await givenTarget();
     const rotated = await asUser(given.client, team.operator)
