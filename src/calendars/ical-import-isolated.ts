@@ -9,7 +9,9 @@ import {
 
 /** Imports that may run at once (each a worker thread); others wait. */
 export const IMPORT_CONCURRENCY = 2;
-const slots = new ImportSlots(IMPORT_CONCURRENCY);
+/** Imports that may wait for a slot; the next is refused (503, Retry-After). */
+export const MAX_WAITING_IMPORTS = 4;
+const slots = new ImportSlots(IMPORT_CONCURRENCY, MAX_WAITING_IMPORTS);
 
 /** How long one import may run before the file is refused. */
 export const IMPORT_BUDGET_MS = 5_000;

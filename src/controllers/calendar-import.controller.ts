@@ -20,8 +20,10 @@ import {
 } from '../calendars/ical-dates';
 import {
   importAllDayDatesIsolated,
+  IMPORT_BUDGET_MS,
   ImportTooSlowError,
 } from '../calendars/ical-import-isolated';
+import {ImportsBusyError} from '../calendars/import-slots';
 import {auditedWrite, visible} from '../crud/audited-write';
 import {idParam} from '../crud/crud-controller.factory';
 import type {EntityRepository} from '../crud/repositories';
@@ -78,6 +80,10 @@ export class CalendarImportController {
     },
   })
   @oas.response(404, {description: 'No calendar has this id'})
+  @oas.response(503, {
+    description:
+      'Too many imports under way (each may take up to 5 s): Retry-After says when to try again',
+  })
   @authorize({allowedRoles: OPERATORS})
   async importICalendar(
     @idParam(Calendar) id: number,
@@ -164,6 +170,11 @@ export class CalendarImportController {
         error instanceof ImportTooSlowError
       ) {
         throw validationError([fieldError('body', 'iCalendar', error.message)]);
+      }
+      if (error instanceof ImportsBusyError) {
+        throw Object.assign(new HttpErrors.ServiceUnavailable(error.message), {
+          headers: {'Retry-After': String(IMPORT_BUDGET_MS / 1000)},
+        });
       }
       throw error;
     }

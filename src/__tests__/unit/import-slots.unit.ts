@@ -1,5 +1,5 @@
 import {expect} from '@loopback/testlab';
-import {ImportSlots} from '../../calendars/import-slots';
+import {ImportsBusyError, ImportSlots} from '../../calendars/import-slots';
 
 /** A task that runs until `finish` is called. */
 function held() {
@@ -39,5 +39,19 @@ describe('ImportSlots (review of issue 26: import workers are bounded)', () => {
       .run(() => Promise.reject(new Error('boom')))
       .catch(() => undefined);
     expect(await slots.run(() => Promise.resolve('next'))).to.equal('next');
+  });
+
+  it('refuses a task at once when as many wait as may (review: every import waited behind hostile ones)', async () => {
+    const slots = new ImportSlots(1, 2);
+    const tasks = [held(), held(), held()];
+    const runs = tasks.map(t => slots.run(t.task));
+    await settle();
+    await expect(slots.run(() => Promise.resolve(1))).to.be.rejectedWith(
+      ImportsBusyError,
+    );
+    for (const t of tasks) t.finish();
+    await Promise.all(runs);
+    // Room again once they ended.
+    expect(await slots.run(() => Promise.resolve(7))).to.equal(7);
   });
 });
