@@ -41,6 +41,11 @@ export class GroupGuard {
     this.send(`-${pgid}`);
   }
 
+  /** The guardian's pid while one runs (tests). */
+  get guardianPid(): number | undefined {
+    return this.guardian?.pid;
+  }
+
   /** Ends the guardian as if this process died (tests): it kills what is still guarded. */
   end(): void {
     this.guardian?.stdin?.end();
@@ -53,7 +58,12 @@ export class GroupGuard {
   }
 
   private running(): ChildProcess | undefined {
-    if (this.guardian && this.guardian.exitCode === null) return this.guardian;
+    // Killed by a signal, it has no exit code but a signal code: not alive.
+    const alive =
+      this.guardian &&
+      this.guardian.exitCode === null &&
+      this.guardian.signalCode === null;
+    if (alive) return this.guardian;
     let guardian: ChildProcess;
     try {
       guardian = spawn(this.shell, ['-c', GUARDIAN_SCRIPT], {

@@ -26,7 +26,7 @@ import {busyWorkQueues} from '../queue/queue-stats';
 import {addMinutes, minuteSlot} from '../scheduling/slots';
 import {killAfterClaimFaultPoint} from './fault-point';
 import {MinuteTicker} from './minute-ticker';
-import {Producer} from './producer';
+import {Producer, readDatabaseClock} from './producer';
 import {scaledClock} from './scaled-clock';
 import {databaseTarget} from '../config';
 
@@ -133,7 +133,9 @@ export class ProducerObserver implements LifeCycleObserver {
       {
         ...this.config,
         clockRate: this.clockRate,
-        slotsByDatabaseClock: this.realTime,
+        databaseClock: this.realTime
+          ? () => readDatabaseClock(this.pool!)
+          : undefined,
       },
       this.logger,
       this.config.testKillAfterClaimFile

@@ -1,3 +1,4 @@
+import {setTimeout as sleep} from 'node:timers/promises';
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
 import type {Logger} from '../logging/logger';
@@ -43,22 +44,38 @@ export type ProducerConfig = Pick<
    */
   clockRate?: number;
   /**
-   * Evaluate a slot only once the database's clock has reached it (within
-   * CLOCK_AHEAD_TOLERANCE_MS): on with real time, off for the tests' own
-   * clocks, which are not the database's.
+   * The database's clock. When given, a slot is evaluated only once that
+   * clock has reached it (within CLOCK_AHEAD_TOLERANCE_MS): set on real
+   * time, unset for the tests' own clocks, which are not the database's.
    */
-  slotsByDatabaseClock?: boolean;
+  databaseClock?: () => Promise<Date>;
 };
 
 /**
- * How far this host's clock may run ahead of the database's before its
- * ticks wait for the database: within LATE_ACTIVATION_MS, whose look back
+ * How far this host's clock may run ahead of the database's before a tick
+ * waits for the database: within LATE_ACTIVATION_MS, whose look back
  * catches a scheduler activated in the moment such a tick came early. A
  * producer further ahead evaluated minutes before they began (a minute
  * 100 s early), and took their leases from its peers, so schedulers
  * created in between missed their first runs.
  */
 export const CLOCK_AHEAD_TOLERANCE_MS = 2000;
+
+/**
+ * The longest a tick waits for the database's clock to reach its slots:
+ * less than a minute, so it ends before the next tick is due. A host
+ * further ahead leaves the minutes to a later tick (and to its peers), and
+ * says so as an error every minute until its clock is put right.
+ */
+export const MAX_CLOCK_WAIT_MS = 50_000;
+
+/** The database's own clock, as `databaseClock` reads it on real time. */
+export async function readDatabaseClock(pool: Pool): Promise<Date> {
+  const {rows} = await pool.query<{now: Date}>(
+    'SELECT clock_timestamp() AS now',
+  );
+  return rows[0].now;
+}
 
 /** What a tick's own leased slots gave, before it waits for its peers. */
 interface OwnSlots {
@@ -212,15 +229,25 @@ export class Producer {
 
   /**
    * Of `slots` (ascending), those the database's clock has reached, give or
-   * take CLOCK_AHEAD_TOLERANCE_MS. The others stay planned: the tick that
-   * finds them begun evaluates them (within the catch-up window).
+   * take CLOCK_AHEAD_TOLERANCE_MS. A host ahead by less than
+   * MAX_CLOCK_WAIT_MS waits here until the database gets there, so its
+   * minutes fire on the database's time and none falls out of the catch-up
+   * window; one further ahead leaves them planned for a later tick.
    */
   private async slotsBegun(slots: Date[], now: Date): Promise<Date[]> {
-    if (!this.config.slotsByDatabaseClock || slots.length === 0) return slots;
-    const {rows} = await this.pool.query<{now: Date}>(
-      'SELECT clock_timestamp() AS now',
-    );
-    const databaseNow = rows[0].now.getTime();
+    const readClock = this.config.databaseClock;
+    if (!readClock || slots.length === 0) return slots;
+    const newest = slots[slots.length - 1].getTime();
+    let databaseNow = (await readClock()).getTime();
+    const wait = newest - CLOCK_AHEAD_TOLERANCE_MS - databaseNow;
+    if (wait > 0 && wait <= MAX_CLOCK_WAIT_MS) {
+      this.logger.warn(
+        "This host's clock is ahead of the database's: the tick waits for it",
+        {ahead_ms: now.getTime() - databaseNow, wait_ms: wait},
+      );
+      await abortableWait(wait, this.stopping.signal);
+      databaseNow = (await readClock()).getTime();
+    }
     const begun = slots.filter(
       slot => slot.getTime() <= databaseNow + CLOCK_AHEAD_TOLERANCE_MS,
     );
@@ -520,4 +547,9 @@ export class Producer {
     }
     return ended.length;
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (a shutdown). */
+async function abortableWait(ms: number, signal: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, {signal}).catch(() => undefined);
 }

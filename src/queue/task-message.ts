@@ -49,8 +49,18 @@ export class PoisonMessageError extends Error {
   override name = 'PoisonMessageError';
 }
 
+/** PostgreSQL's integer: the ids of schedulers and tasks are of that type. */
+const INT4_MAX = 2_147_483_647;
+
+/**
+ * A positive id PostgreSQL's integer holds: a larger one failed every
+ * statement that named it ("out of range"), and the message was requeued
+ * for ever instead of parked.
+ */
 const isPositiveInteger = (value: unknown): value is number =>
-  Number.isInteger(value) && (value as number) > 0;
+  Number.isInteger(value) &&
+  (value as number) > 0 &&
+  (value as number) <= INT4_MAX;
 
 /** Checks a delivered body against the task message contract. */
 export function parseTaskMessage(content: Buffer): TaskMessage {
@@ -72,11 +82,13 @@ export function parseTaskMessage(content: Buffer): TaskMessage {
     );
   }
   if (!isPositiveInteger(message.id)) {
-    throw new PoisonMessageError('message lacks a positive integer "id"');
+    throw new PoisonMessageError(
+      'message lacks a positive integer "id" (1 to 2147483647)',
+    );
   }
   if (!isPositiveInteger(message.scheduler_id)) {
     throw new PoisonMessageError(
-      'message lacks a positive integer "scheduler_id"',
+      'message lacks a positive integer "scheduler_id" (1 to 2147483647)',
     );
   }
   const params = message.params_scheduler ?? '{}';

@@ -400,6 +400,23 @@ describe('consumer (cron-worker)', () => {
       /^unknown task type "x{99}…\[cut\]; expected one of/,
     ],
     [
+      // Review: every statement naming it failed "out of range", and the
+      // message was requeued for ever, holding the consumer's one slot.
+      "a scheduler_id above PostgreSQL's integer",
+      {
+        type: 'worker',
+        id: 1,
+        scheduler_id: 3_000_000_000,
+        params_scheduler: '{}',
+      },
+      /lacks a positive integer "scheduler_id" \(1 to 2147483647\)/,
+    ],
+    [
+      "a task id above PostgreSQL's integer",
+      {type: 'worker', id: 2 ** 31, scheduler_id: 1, params_scheduler: '{}'},
+      /lacks a positive integer "id" \(1 to 2147483647\)/,
+    ],
+    [
       'a NUL byte in the body (jsonb refused it, and no failed task was kept)',
       '{"type":"nope\u0000","id":1,"scheduler_id":1}',
       /not valid JSON/,

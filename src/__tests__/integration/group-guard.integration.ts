@@ -81,6 +81,29 @@ describe('group guard: what a worker started dies with its consumer', () => {
     process.kill(-released.pid!, 'SIGKILL');
   });
 
+  it('starts a new guardian when the one it had was killed (review: a dead one was kept for good)', async () => {
+    const guard = new GroupGuard();
+    const first = spawn(path.join(dir, 'wrapper'), [path.join(dir, 'a.pid')], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    guard.guard(first.pid!);
+    await grandchildOf(path.join(dir, 'a.pid'));
+    const killed = guard.guardianPid!;
+    process.kill(killed, 'SIGKILL');
+    await eventually(() => !isRunning(killed) || undefined);
+    const second = spawn(path.join(dir, 'wrapper'), [path.join(dir, 'b.pid')], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    guard.guard(second.pid!);
+    expect(guard.guardianPid).to.not.equal(killed);
+    const inSecond = await grandchildOf(path.join(dir, 'b.pid'));
+    guard.end();
+    await eventually(() => !isRunning(inSecond) || undefined, 5000);
+    process.kill(-first.pid!, 'SIGKILL');
+  });
+
   it("kills a worker's own child when its consumer is killed with kill -9", async () => {
     const pidFile = path.join(dir, 'consumer-child.pid');
     const tiedSpawn = path.resolve(__dirname, '../../executors/tied-spawn.js');
@@ -101,7 +124,7 @@ describe('group guard: what a worker started dies with its consumer', () => {
     consumer.kill('SIGKILL');
     await eventually(
       () => !isRunning(grandchild) || undefined,
-      5000,
+      15_000,
       'the worker child to die with its consumer',
     );
   });
