@@ -1,3 +1,4 @@
+import {setTimeout as sleep} from 'node:timers/promises';
 import type {SqlExecutor} from '../audit/audit-event';
 
 /** Failures an account may have before it is locked out for a while. */
@@ -22,11 +23,27 @@ export const FORGET_AFTER_SECONDS = 24 * 60 * 60;
 
 export interface ThrottleKeys {
   account: string;
-  address: string;
+  /** None for a password change: an address lock (a shared NAT) must not block it. */
+  address?: string;
 }
 
+/** The throttle key of a user's own password changes (not the sign-in's: see session.controller). */
+export function passwordChangeKeys(userId: number): ThrottleKeys {
+  return {account: `password-change:${userId}`};
+}
+
+/**
+ * How long a lock read from the table is remembered here. A lock can end
+ * early, when the attempt whose admission set it was right: remembered for
+ * its whole length, a replica refused that user for up to 15 minutes.
+ */
+export const READ_LOCK_REMEMBERED_MS = 2000;
+
 /** The throttle keys of one attempt: the account by its e-mail, and the client address. */
-export function throttleKeys(email: string, address: string): ThrottleKeys {
+export function throttleKeys(
+  email: string,
+  address: string,
+): Required<ThrottleKeys> {
   return {
     account: `account:${email.trim().toLowerCase().slice(0, 320)}`,
     address: `address:${address.slice(0, 64)}`,
@@ -43,11 +60,12 @@ export function lockSeconds(failures: number, freeFailures: number): number {
 }
 
 /**
- * Locks this process has seen, until they end. A lock only ever ends by
- * time (no success can happen while it holds, on any replica), so a copy
- * gives every replica the same answer as the table while sparing a flood
- * of refused attempts their database round trip. Bounded: expired entries
- * go first, and past the bound the table alone decides.
+ * Locks this process has seen, until they end. A lock a failure confirmed
+ * ends only by time, so a copy gives every replica the table's answer while
+ * sparing a flood of refused attempts their database round trip; one read
+ * from the table may have been set by an attempt still under way, which
+ * may be right and end it, so it is kept READ_LOCK_REMEMBERED_MS at most.
+ * Bounded: expired entries go first, and past the bound the table decides.
  */
 export class KnownLocks {
   private readonly until = new Map<string, number>();
@@ -91,25 +109,26 @@ export class KnownLocks {
 
 /** What `admit` decided about one attempt. */
 export type Admission =
-  /** Refused: locked for this many seconds (no password may be checked). */
-  | {refusedFor: number}
-  /** Counted against the account already; `lockedFor`: the lock it set (0: none). */
-  | {lockedFor: number};
+  /**
+   * Refused: locked for this many seconds (no password may be checked);
+   * `busy`: by attempts under way, whose checks decide what comes next.
+   */
+  | {refusedFor: number; busy?: boolean}
+  /** Counted against the account already: check the password. */
+  | {admitted: true};
+
+/** How often an attempt refused as busy asks again, and for how long in all. */
+export const BUSY_POLL_MS = 250;
+export const BUSY_WAIT_MS = 3000;
+
+/**
+ * A reservation whose attempt never came back (its process died while
+ * hashing) stops holding the account after this long.
+ */
+export const STALE_RESERVATION_MS = 30_000;
 
 /** An account's failures after one more ($3: forget failures before; as `failed` counts). */
 const FAILURES = `CASE WHEN t.last_failure_at < $3 THEN 1 ELSE t.failures + 1 END`;
-
-/**
- * The lock `failures` failures set from $2 ($4 free failures, $5 the first
- * lock, $6 the longest, in seconds): `lockSeconds` in SQL, so the count and
- * the lock are written in one statement and no attempt slips between them.
- */
-function lockUntil(failures: string): string {
-  return `CASE WHEN ${failures} >= $4::int
-            THEN $2::timestamptz + make_interval(secs => LEAST($6::int,
-                   $5::int * power(2, LEAST(30, ${failures} - $4::int))))
-          END`;
-}
 
 interface ThrottleRow {
   key: string;
@@ -136,21 +155,46 @@ export class LoginThrottle {
     const nowMs = this.clock().getTime();
     const cached = Math.max(
       this.known.lockedUntil(keys.account, nowMs) ?? 0,
-      this.known.lockedUntil(keys.address, nowMs) ?? 0,
+      keys.address ? (this.known.lockedUntil(keys.address, nowMs) ?? 0) : 0,
     );
     if (cached > nowMs) return Math.ceil((cached - nowMs) / 1000);
     const rows = (await this.execute(
       `SELECT key, failures, locked_until FROM login_throttle
         WHERE key IN ($1, $2) AND locked_until > $3`,
-      [keys.account, keys.address, this.clock()],
+      [keys.account, keys.address ?? keys.account, this.clock()],
     )) as ThrottleRow[];
     let longest = 0;
     for (const row of rows) {
       const until = new Date(row.locked_until!).getTime();
-      this.known.remember(row.key, until, nowMs);
+      this.known.remember(
+        row.key,
+        Math.min(until, nowMs + READ_LOCK_REMEMBERED_MS),
+        nowMs,
+      );
       longest = Math.max(longest, Math.ceil((until - nowMs) / 1000));
     }
     return longest;
+  }
+
+  /**
+   * `admit`, but an attempt refused only because others under way took the
+   * account's free checks asks again every BUSY_POLL_MS, up to BUSY_WAIT_MS:
+   * a right one among them clears the count, a wrong one sets the lock
+   * (ten parallel sign-ins with the right password were five 429s).
+   */
+  async admitOrWait(keys: ThrottleKeys): Promise<Admission> {
+    const deadline = this.clock().getTime() + BUSY_WAIT_MS;
+    let admission = await this.admit(keys);
+    for (
+      let waited = 0;
+      'busy' in admission && admission.busy && waited < BUSY_WAIT_MS;
+      waited += BUSY_POLL_MS
+    ) {
+      await sleep(BUSY_POLL_MS);
+      admission = await this.admit(keys);
+      if (this.clock().getTime() > deadline) break;
+    }
+    return admission;
   }
 
   /**
@@ -168,49 +212,72 @@ export class LoginThrottle {
     const wait = await this.retryAfterSeconds(keys);
     if (wait > 0) return {refusedFor: wait};
     const now = this.clock();
+    // Counted, and the lock left unset: only a failure sets it (`failed`),
+    // so a lock anyone reads was earned by failures and ends by time.
     const rows = (await this.execute(
-      `INSERT INTO login_throttle AS t (key, failures, last_failure_at, locked_until)
-       VALUES ($1, 1, $2, ${lockUntil('1')})
+      `INSERT INTO login_throttle AS t (key, failures, last_failure_at)
+       VALUES ($1, 1, $2)
        ON CONFLICT (key) DO UPDATE
-         SET failures = ${FAILURES},
-             last_failure_at = $2,
-             locked_until = ${lockUntil(FAILURES)}
-         WHERE t.last_failure_at < $3 OR t.failures < $4
-            OR t.locked_until IS NULL OR t.locked_until <= $2
+         SET failures = ${FAILURES}, last_failure_at = $2, locked_until = NULL
+         WHERE t.last_failure_at < $3
+            OR t.locked_until <= $2
+            OR (t.locked_until IS NULL
+                AND (t.failures < $4 OR t.last_failure_at < $5))
        RETURNING failures`,
       [
         keys.account,
         now,
         new Date(now.getTime() - FORGET_AFTER_SECONDS * 1000),
         ACCOUNT_FREE_FAILURES,
-        FIRST_LOCK_SECONDS,
-        MAX_LOCK_SECONDS,
+        new Date(now.getTime() - STALE_RESERVATION_MS),
       ],
     )) as Array<{failures: number}>;
     if (rows.length === 0) {
-      // Another attempt took the account's last free check just now.
-      return {refusedFor: Math.max(1, await this.retryAfterSeconds(keys))};
+      // Attempts under way took the account's free checks just now.
+      return {refusedFor: 1, busy: true};
     }
-    const seconds = lockSeconds(rows[0].failures, ACCOUNT_FREE_FAILURES);
-    if (seconds > 0) {
-      this.known.remember(
-        keys.account,
-        now.getTime() + seconds * 1000,
-        now.getTime(),
-      );
-    }
-    return {lockedFor: seconds};
+    return {admitted: true};
   }
 
   /**
    * Counts a failed attempt against the client address (the account counted
    * it in `admit`); returns the longer lock of the two, in seconds.
    */
-  async failed(
-    keys: ThrottleKeys,
-    admitted: {lockedFor: number},
-  ): Promise<number> {
+  async failed(keys: ThrottleKeys): Promise<number> {
     const now = this.clock();
+    // The account counted this attempt at its admission: its lock follows.
+    const counted = (await this.execute(
+      // A SELECT around the UPDATE: the connector answers a bare UPDATE
+      // with its row count, not its rows.
+      `WITH counted AS (
+         UPDATE login_throttle
+            SET locked_until = CASE WHEN failures >= $3::int
+                  THEN $2::timestamptz + make_interval(secs => LEAST($5::int,
+                         $4::int * power(2, LEAST(30, failures - $3::int))))
+                END
+          -- Set once: the failure that locks is the one that says so.
+          WHERE key = $1 AND locked_until IS NULL
+          RETURNING failures)
+       SELECT failures FROM counted`,
+      [
+        keys.account,
+        now,
+        ACCOUNT_FREE_FAILURES,
+        FIRST_LOCK_SECONDS,
+        MAX_LOCK_SECONDS,
+      ],
+    )) as Array<{failures: number}>;
+    const accountLock = counted[0]
+      ? lockSeconds(counted[0].failures, ACCOUNT_FREE_FAILURES)
+      : 0;
+    if (accountLock > 0) {
+      this.known.remember(
+        keys.account,
+        now.getTime() + accountLock * 1000,
+        now.getTime(),
+      );
+    }
+    if (!keys.address) return accountLock;
     const forgetBefore = new Date(now.getTime() - FORGET_AFTER_SECONDS * 1000);
     const rows = (await this.execute(
       `INSERT INTO login_throttle AS t (key, failures, last_failure_at)
@@ -230,7 +297,7 @@ export class LoginThrottle {
       );
       this.known.remember(keys.address, until.getTime(), now.getTime());
     }
-    return Math.max(admitted.lockedFor, seconds);
+    return Math.max(accountLock, seconds);
   }
 
   /**

@@ -103,7 +103,7 @@ export class AuthController {
       this.clock,
       this.knownLocks,
     );
-    const admission = await throttle.admit(keys);
+    const admission = await throttle.admitOrWait(keys);
     if ('refusedFor' in admission) {
       // Refused before any hashing: a flood costs a lookup (none once this
       // process knows the lock), not a scrypt. The lock itself is the audit
@@ -118,7 +118,7 @@ export class AuthController {
       user?.password_hash ?? DUMMY_PASSWORD_HASH,
     );
     if (!user || !valid || !user.active) {
-      const locked = await throttle.failed(keys, admission);
+      const locked = await throttle.failed(keys);
       await throttle.pruneNowAndThen();
       this.logger.warn(
         'Login failed',

@@ -24,8 +24,8 @@ import {unprocessable} from '../resources/hook-helpers';
 import {
   KnownLocks,
   LoginThrottle,
+  passwordChangeKeys,
   REFUSAL_DELAY_MS,
-  throttleKeys,
 } from '../auth/login-throttle';
 import {AuthBindings} from '../keys';
 import {tooManyAttempts} from './auth.controller';
@@ -153,21 +153,23 @@ export class SessionController {
     },
   ): Promise<void> {
     const user = await this.users.findById(this.user.id);
-    // A guess of the current password is a sign-in attempt: the same
-    // throttle, or a stolen token would guess the password without limit.
-    const keys = throttleKeys(user.email, this.request.ip ?? 'unknown');
+    // Guesses of the current password are throttled like sign-ins, or a
+    // stolen token would guess the password without limit; on a key of
+    // their own, so nobody's failed sign-ins (nor a shared address's) can
+    // keep the user from changing the password.
+    const keys = passwordChangeKeys(this.user.id);
     const throttle = new LoginThrottle(
       this.execute,
       this.clock,
       this.knownLocks,
     );
-    const admission = await throttle.admit(keys);
+    const admission = await throttle.admitOrWait(keys);
     if ('refusedFor' in admission) {
       await sleep(REFUSAL_DELAY_MS);
       throw tooManyAttempts(admission.refusedFor);
     }
     if (!(await verifyPassword(body.current_password, user.password_hash))) {
-      const locked = await throttle.failed(keys, admission);
+      const locked = await throttle.failed(keys);
       await appendAuditEvent(this.execute, {
         actorUserId: this.user.id,
         action:

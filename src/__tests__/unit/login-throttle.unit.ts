@@ -2,9 +2,11 @@ import {expect} from '@loopback/testlab';
 import {
   ACCOUNT_FREE_FAILURES,
   KnownLocks,
+  LoginThrottle,
   lockSeconds,
   MAX_LOCK_SECONDS,
   PRUNE_EVERY_MS,
+  READ_LOCK_REMEMBERED_MS,
   throttleKeys,
 } from '../../auth/login-throttle';
 
@@ -46,5 +48,28 @@ describe('login throttle rules', () => {
     locks.remember('d', 9000, 3000);
     expect(locks.lockedUntil('c', 3000)).to.equal(9000);
     expect(locks.lockedUntil('d', 3000)).to.be.undefined();
+  });
+
+  it('remembers a lock read from the table for two seconds at most (review: a replica refused a user for 15 minutes after the lock ended)', async () => {
+    let now = new Date('2026-11-28T10:00:00Z');
+    let rows: object[] = [
+      {
+        key: 'account:a@example.com',
+        failures: 14,
+        locked_until: new Date(now.getTime() + 899_000),
+      },
+    ];
+    const throttle = new LoginThrottle(
+      async () => rows,
+      () => now,
+    );
+    const keys = throttleKeys('a@example.com', '192.0.2.1');
+    expect(await throttle.retryAfterSeconds(keys)).to.equal(899);
+    // The attempt whose admission set it was right: the row is gone.
+    rows = [];
+    now = new Date(now.getTime() + READ_LOCK_REMEMBERED_MS / 2);
+    expect(await throttle.retryAfterSeconds(keys)).to.be.above(0);
+    now = new Date(now.getTime() + READ_LOCK_REMEMBERED_MS);
+    expect(await throttle.retryAfterSeconds(keys)).to.equal(0);
   });
 });
