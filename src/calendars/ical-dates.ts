@@ -1,3 +1,4 @@
+import {isCalendarDate} from '../validation/calendar-rules';
 import ICAL from 'ical.js';
 
 /** How far ahead recurring events are expanded. */
@@ -80,36 +81,56 @@ function coveredDays(
 }
 
 /** The properties whose values name days. */
-const DAY_PROPERTIES = ['dtstart', 'dtend', 'rdate', 'exdate'];
+const DAY_PROPERTIES = ['dtstart', 'dtend', 'rdate', 'exdate', 'rrule'];
+
+/** A DATE or DATE-TIME as ical.js writes it in jCal: all digits where digits belong. */
+const JCAL_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?$/;
 
 /**
- * Refuses a day that does not exist (2027-13-99, 30 February). ical.js
- * rolls such a value over as it reads it (2027-13-99 became 2028-04-08), so
- * the raw text is checked: the file named a day, and another would be
- * imported silently.
+ * Refuses a date that is no date (`2027120X`, `2027-13-99`, 30 February, a
+ * 25th hour) in DTSTART, DTEND, RDATE, EXDATE or an RRULE's UNTIL. ical.js
+ * reads such a value leniently and rolls it over (2027-13-99 became
+ * 2028-04-08, 2027120X 2027-11-30), so the raw text is checked: the file
+ * named a day, and another would be imported silently.
  */
 function checkDaysExist(component: ICAL.Component): void {
   for (const name of DAY_PROPERTIES) {
     for (const property of component.getAllProperties(name)) {
-      const values = (property.jCal as unknown[]).slice(3).flat();
+      const jCal = property.jCal as unknown[];
+      const values =
+        name === 'rrule'
+          ? [(jCal[3] as {until?: unknown} | undefined)?.until]
+          : jCal.slice(3).flat();
       for (const value of values) {
-        const day =
-          typeof value === 'string' && /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
-        if (!day) continue;
-        const [year, month, date] = day.slice(1).map(Number);
-        if (
-          month < 1 ||
-          month > 12 ||
-          date < 1 ||
-          date > daysInMonth(year, month)
-        ) {
+        if (typeof value !== 'string') continue;
+        // A PERIOD (start/end or start/duration): its start names the day.
+        const text = value.split('/')[0];
+        if (!isInstant(text)) {
+          const shown = `${name === 'rrule' ? 'UNTIL' : name.toUpperCase()} ${JSON.stringify(text.slice(0, 40))}`;
           throw new NotICalendarError(
-            `the body's ${name.toUpperCase()} ${day[0]} is not a day of the calendar`,
+            `the body's ${shown} is not a day of the calendar`,
           );
         }
       }
     }
   }
+}
+
+function isInstant(text: string): boolean {
+  const parts = JCAL_INSTANT.exec(text);
+  if (!parts) return false;
+  const [year, month, day] = parts.slice(1, 4).map(Number);
+  const [hour, minute, second] = parts.slice(4, 7).map(p => Number(p ?? 0));
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour < 24 &&
+    minute < 60 &&
+    second <= 60
+  );
 }
 
 /**
@@ -334,5 +355,12 @@ export function importAllDayDates(
       }
     }
   });
-  return {dates: [...dates].sort(), timed_events_ignored: timed};
+  const sorted = [...dates].sort();
+  const outside = sorted.find(day => !isCalendarDate(day));
+  if (outside !== undefined) {
+    throw new NotICalendarError(
+      `the file gives the day ${outside}, which a calendar cannot hold (years 0001 to 9999)`,
+    );
+  }
+  return {dates: sorted, timed_events_ignored: timed};
 }

@@ -46,9 +46,7 @@ const int4OrNull = (value: unknown) =>
  */
 function payloadOf(body: FailedBody, content: Buffer): string {
   try {
-    return JSON.stringify(body, (_key, value: unknown) =>
-      typeof value === 'string' ? storableText(value) : value,
-    );
+    return JSON.stringify(storableValue(body));
   } catch {
     return JSON.stringify({
       raw: storableText(content.toString('utf8').slice(0, MAX_KEPT_RAW)),
@@ -56,6 +54,28 @@ function payloadOf(body: FailedBody, content: Buffer): string {
     });
   }
 }
+
+/** `value` with every string and every key storable (a NUL in a key failed the store too). */
+function storableValue(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storableValue);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [
+        storableText(key),
+        storableValue(inner),
+      ]),
+    );
+  }
+  return value;
+}
+
+/**
+ * An ISO 8601 instant PostgreSQL takes: "1" is a date to JavaScript, and
+ * -271821-04-20 one out of PostgreSQL's range, and each failed the store.
+ */
+const STORABLE_INSTANT =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 /** The failed task to keep, from a failed message; every field bounded, never throws. */
 export function failedRecordOf(
@@ -82,6 +102,7 @@ export function failedRecordOf(
     retryCount: Math.max(0, int4OrNull(body.retry_count) ?? 0),
     failedAt:
       typeof body.failed_at === 'string' &&
+      STORABLE_INSTANT.test(body.failed_at) &&
       !Number.isNaN(Date.parse(body.failed_at))
         ? body.failed_at
         : now.toISOString(),

@@ -16,7 +16,9 @@ export function isCalendarDate(value: unknown): value is string {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (!match) return false;
   const [year, month, day] = match.slice(1).map(Number);
-  const date = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear: Date.UTC reads years 0-99 as 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
   return (
     year >= 1 &&
     date.getUTCFullYear() === year &&

@@ -126,13 +126,21 @@ describe('failed-queue consumer: hostile bodies', () => {
       Buffer.from(deep),
       // A type of 5 MB: kept neither as the type nor whole in the log.
       json({type: 'x'.repeat(5_000_000), failed_reason: 'huge type'}),
+      // Review of the fix: keys and times the store still refused.
+      json({'a\u0000b': 1, failed_reason: 'NUL in a key'}),
+      json({'\ud800': 1, failed_reason: 'cut pair in a key'}),
+      json({failed_at: '1', failed_reason: 'a time that is a number'}),
+      json({
+        failed_at: '-271821-04-20T00:00:00Z',
+        failed_reason: 'a time out of range',
+      }),
     ]);
     await consumer.start();
     await eventually(
       async () =>
-        (await sql(`SELECT id FROM failed_task`)).length === 6 || undefined,
+        (await sql(`SELECT id FROM failed_task`)).length === 10 || undefined,
       20_000,
-      'six failed tasks',
+      'ten failed tasks',
     );
     await eventually(async () => (await queued()) === 0 || undefined);
     const rows = await sql<{
@@ -154,6 +162,10 @@ describe('failed-queue consumer: hostile bodies', () => {
         'big ids',
         'unknown',
         'huge type',
+        'NUL in a key',
+        'cut pair in a key',
+        'a time that is a number',
+        'a time out of range',
       ].sort(),
     );
     expect(byReason.get('poison')!.payload.junk).to.equal('a\uFFFDb');
@@ -168,6 +180,9 @@ describe('failed-queue consumer: hostile bodies', () => {
       note: 'the body could not be kept whole (nested too deep)',
     });
     expect(byReason.get('huge type')!.type).to.be.null();
+    expect(byReason.get('NUL in a key')!.payload).to.containDeep({
+      'a\uFFFDb': 1,
+    });
     // Nothing was requeued, and every line of the consumer stayed short.
     expect(logs.find('Could not store failed task; requeued')).to.deepEqual([]);
     expect(Math.max(...logs.lines.map(line => line.length))).to.be.below(

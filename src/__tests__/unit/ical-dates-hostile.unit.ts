@@ -209,10 +209,40 @@ describe('iCalendar import: values ical.js reads only when asked (review: each w
       importAllDayDates(oneEvent(['DTSTART;VALUE=DATE:00500101']), NOW, 20_000)
         .dates,
     ).to.deepEqual(['0050-01-01']);
-    // 29 February of year 0 exists (it is a leap year; 1900 was not).
-    expect(
-      importAllDayDates(oneEvent(['DTSTART;VALUE=DATE:00000229']), NOW, 20_000)
-        .dates,
-    ).to.deepEqual(['0000-02-29']);
+  });
+
+  // Review of the fix: ical.js reads these leniently and rolls them over.
+  for (const [what, lines] of [
+    ['a day with a letter', ['DTSTART;VALUE=DATE:2027120X']],
+    ['a month with a letter', ['DTSTART;VALUE=DATE:20270A01']],
+    ['a negative year', ['DTSTART;VALUE=DATE:-0010101']],
+    [
+      'an UNTIL that does not exist',
+      ['DTSTART;VALUE=DATE:20261201', 'RRULE:FREQ=DAILY;UNTIL=20261232'],
+    ],
+    [
+      'an UNTIL at a 25th hour',
+      [
+        'DTSTART;VALUE=DATE:20261201',
+        'RRULE:FREQ=DAILY;UNTIL=20261231T250000Z',
+      ],
+    ],
+  ] as const) {
+    it(`refuses ${what} instead of importing a day the file did not name`, () => {
+      expect(() =>
+        importAllDayDates(oneEvent([...lines]), NOW, 20_000),
+      ).to.throw(/is not a day of the calendar/);
+    });
+  }
+
+  it('refuses days a calendar cannot hold (year 0, year 10000), which made the calendar impossible to edit', () => {
+    for (const lines of [
+      ['DTSTART;VALUE=DATE:00000101'],
+      ['DTSTART;VALUE=DATE:99991231', 'DURATION:P3D'],
+    ]) {
+      expect(() => importAllDayDates(oneEvent(lines), NOW, 20_000)).to.throw(
+        /which a calendar cannot hold/,
+      );
+    }
   });
 });
