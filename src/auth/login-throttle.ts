@@ -1,3 +1,4 @@
+import {HttpErrors} from '@loopback/rest';
 import {setTimeout as sleep} from 'node:timers/promises';
 import type {SqlExecutor} from '../audit/audit-event';
 
@@ -198,6 +199,19 @@ export class LoginThrottle {
   }
 
   /**
+   * `admitOrWait`, and a refusal becomes the 429 (Retry-After), answered
+   * after REFUSAL_DELAY_MS so a flood cannot get its answers as fast as it
+   * asks; resolves when the password may be checked.
+   */
+  async admitOrRefuse(keys: ThrottleKeys): Promise<void> {
+    const admission = await this.admitOrWait(keys);
+    if ('refusedFor' in admission) {
+      await sleep(REFUSAL_DELAY_MS);
+      throw tooManyAttempts(admission.refusedFor);
+    }
+  }
+
+  /**
    * Decides whether an attempt may check its password. A lock on either key
    * refuses it (before any hashing or write). Otherwise the attempt is
    * counted against the account *before* its password is checked, and only
@@ -330,4 +344,14 @@ export class LoginThrottle {
       [before, this.clock()],
     );
   }
+}
+
+/** 429 with Retry-After and the uniform error body. */
+export function tooManyAttempts(seconds: number): Error {
+  return Object.assign(
+    new HttpErrors.TooManyRequests(
+      `Too many failed sign-in attempts; try again in ${seconds} s`,
+    ),
+    {headers: {'Retry-After': String(seconds)}},
+  );
 }

@@ -9,13 +9,7 @@ import {
   RestBindings,
 } from '@loopback/rest';
 import {appendAuditEvent} from '../audit/audit-event';
-import {
-  KnownLocks,
-  LoginThrottle,
-  REFUSAL_DELAY_MS,
-  throttleKeys,
-} from '../auth/login-throttle';
-import {setTimeout as sleep} from 'node:timers/promises';
+import {KnownLocks, LoginThrottle, throttleKeys} from '../auth/login-throttle';
 import {DUMMY_PASSWORD_HASH, verifyPassword} from '../auth/password-hasher';
 import type {IssuedToken, TokenService} from '../auth/token.service';
 import type {UserRepository} from '../crud/repositories';
@@ -103,14 +97,10 @@ export class AuthController {
       this.clock,
       this.knownLocks,
     );
-    const admission = await throttle.admitOrWait(keys);
-    if ('refusedFor' in admission) {
-      // Refused before any hashing: a flood costs a lookup (none once this
-      // process knows the lock), not a scrypt. The lock itself is the audit
-      // event (login.locked); the request log has each 429.
-      await sleep(REFUSAL_DELAY_MS);
-      throw tooManyAttempts(admission.refusedFor);
-    }
+    // Refused before any hashing: a flood costs a lookup (none once this
+    // process knows the lock), not a scrypt. The lock itself is the audit
+    // event (login.locked); the request log has each 429.
+    await throttle.admitOrRefuse(keys);
     const user = await this.users.findOne({where: {email}});
     // Hash even for an unknown e-mail: both failures take the same time.
     const valid = await verifyPassword(
@@ -165,14 +155,4 @@ export class AuthController {
       },
     });
   }
-}
-
-/** 429 with Retry-After and the uniform error body. */
-export function tooManyAttempts(seconds: number): Error {
-  return Object.assign(
-    new HttpErrors.TooManyRequests(
-      `Too many failed sign-in attempts; try again in ${seconds} s`,
-    ),
-    {headers: {'Retry-After': String(seconds)}},
-  );
 }

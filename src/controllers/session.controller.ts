@@ -11,7 +11,6 @@ import {
   requestBody,
   RestBindings,
 } from '@loopback/rest';
-import {setTimeout as sleep} from 'node:timers/promises';
 import {SecurityBindings} from '@loopback/security';
 import {appendAuditEvent} from '../audit/audit-event';
 import type {CurrentUser} from '../auth/current-user';
@@ -25,10 +24,8 @@ import {
   KnownLocks,
   LoginThrottle,
   passwordChangeKeys,
-  REFUSAL_DELAY_MS,
 } from '../auth/login-throttle';
 import {AuthBindings} from '../keys';
-import {tooManyAttempts} from './auth.controller';
 
 /** Signing out: one token, all of a user's tokens, and changing one's own password. */
 @oas.tags('Auth')
@@ -163,11 +160,7 @@ export class SessionController {
       this.clock,
       this.knownLocks,
     );
-    const admission = await throttle.admitOrWait(keys);
-    if ('refusedFor' in admission) {
-      await sleep(REFUSAL_DELAY_MS);
-      throw tooManyAttempts(admission.refusedFor);
-    }
+    await throttle.admitOrRefuse(keys);
     if (!(await verifyPassword(body.current_password, user.password_hash))) {
       const locked = await throttle.failed(keys);
       await appendAuditEvent(this.execute, {

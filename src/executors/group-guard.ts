@@ -32,6 +32,15 @@ export class GroupGuard {
 
   constructor(private readonly shell = '/bin/sh') {}
 
+  /**
+   * Starts the guardian, if none runs, before a child is spawned: the
+   * child's group is then handed over right after its spawn, not after the
+   * guardian's own (a death between the two left the group unguarded).
+   */
+  prepare(): void {
+    this.running();
+  }
+
   /** Guards the process group `pgid` (a detached child's pid) until `release`. */
   guard(pgid: number): void {
     this.send(`+${pgid}`);

@@ -21,6 +21,7 @@ export function spawnTiedToParent(
   options: SpawnOptions,
 ): ChildProcess {
   setprivAvailable ??= existsSync(SETPRIV);
+  if (options.detached) groupGuard.prepare();
   const child =
     !setprivAvailable || !isExecutable(executable)
       ? // A missing or non-executable file fails here as before (ENOENT,

@@ -1,7 +1,10 @@
 import type {RequestHandler} from 'express';
 import type {KnownLocks} from '../auth/login-throttle';
-import {REFUSAL_DELAY_MS, throttleKeys} from '../auth/login-throttle';
-import {tooManyAttempts} from '../controllers/auth.controller';
+import {
+  REFUSAL_DELAY_MS,
+  throttleKeys,
+  tooManyAttempts,
+} from '../auth/login-throttle';
 import {writeErrorResponse} from './error-response';
 
 /**

@@ -115,10 +115,13 @@ describe('group guard: what a worker started dies with its consumer', () => {
         `require(${JSON.stringify(tiedSpawn)}).spawnTiedToParent(${JSON.stringify(
           path.join(dir, 'wrapper'),
         )}, [${JSON.stringify(pidFile)}], {detached: true, stdio: 'ignore'});
+         console.log('spawned');
          setInterval(() => undefined, 1000);`,
       ],
-      {stdio: 'ignore'},
+      {stdio: ['ignore', 'pipe', 'ignore']},
     );
+    // Killed once the worker runs, as a consumer dies mid-task.
+    await new Promise(resolve => consumer.stdout!.once('data', resolve));
     const grandchild = await grandchildOf(pidFile);
     expect(isRunning(grandchild)).to.be.true();
     consumer.kill('SIGKILL');

@@ -251,6 +251,9 @@ describe('ReminderExecutor', () => {
   });
 
   describe('with the run ledger', () => {
+    /** Each run's scheduler: a delivery names the scheduler of its run. */
+    const schedulerOfRun = new Map<number, number>();
+
     async function givenExecution(
       status = 'published',
       lastRetryCount: number | null = null,
@@ -266,6 +269,7 @@ describe('ReminderExecutor', () => {
          RETURNING id`,
         [scheduler.id, status, lastRetryCount],
       );
+      schedulerOfRun.set(Number(run.id), scheduler.id);
       return Number(run.id);
     }
 
@@ -281,6 +285,10 @@ describe('ReminderExecutor', () => {
     ): TaskContext {
       return {
         ...context,
+        message: {
+          ...context.message,
+          scheduler_id: schedulerOfRun.get(executionId) ?? 7,
+        },
         run: {
           executionId,
           retryCount,
