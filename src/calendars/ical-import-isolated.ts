@@ -11,7 +11,13 @@ import {
 export const IMPORT_CONCURRENCY = 2;
 /** Imports that may wait for a slot; the next is refused (503, Retry-After). */
 export const MAX_WAITING_IMPORTS = 4;
-const slots = new ImportSlots(IMPORT_CONCURRENCY, MAX_WAITING_IMPORTS);
+/** Imports one user may have running or waiting; the next is theirs to wait for (429). */
+export const MAX_IMPORTS_PER_USER = 2;
+const slots = new ImportSlots(
+  IMPORT_CONCURRENCY,
+  MAX_WAITING_IMPORTS,
+  MAX_IMPORTS_PER_USER,
+);
 
 /** How long one import may run before the file is refused. */
 export const IMPORT_BUDGET_MS = 5_000;
@@ -37,9 +43,11 @@ export function importAllDayDatesIsolated(
   now: Date,
   maxDates: number,
   budgetMs = IMPORT_BUDGET_MS,
+  /** Who imports: one user's share of the slots is bounded. */
+  owner?: string,
 ): Promise<ImportedDates> {
   // The budget starts when the worker does, not while waiting for a slot.
-  return slots.run(() => importInWorker(text, now, maxDates, budgetMs));
+  return slots.run(() => importInWorker(text, now, maxDates, budgetMs), owner);
 }
 
 function importInWorker(

@@ -5,9 +5,14 @@
  */
 export class ImportsBusyError extends Error {
   override name = 'ImportsBusyError';
-  constructor() {
+  constructor(
+    /** True: the caller's own share is taken (theirs to wait for), not everyone's. */
+    readonly own = false,
+  ) {
     super(
-      'too many calendar imports are under way; try again in a few seconds',
+      own
+        ? 'you already have as many calendar imports under way as one user may; try again when they are done'
+        : 'too many calendar imports are under way; try again in a few seconds',
     );
   }
 }
@@ -22,13 +27,35 @@ export class ImportSlots {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
 
+  /** Tasks each owner has running or waiting. */
+  private readonly byOwner = new Map<string, number>();
+
   constructor(
     private readonly limit: number,
     /** Tasks that may wait; one more is refused at once (ImportsBusyError). */
     private readonly maxWaiting = Infinity,
+    /**
+     * Tasks one owner may have running or waiting: one user's files cannot
+     * take every slot and waiting place and refuse everyone else.
+     */
+    private readonly perOwner = Infinity,
   ) {}
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  async run<T>(task: () => Promise<T>, owner?: string): Promise<T> {
+    if (owner === undefined) return this.runInTurn(task);
+    const held = this.byOwner.get(owner) ?? 0;
+    if (held >= this.perOwner) throw new ImportsBusyError(true);
+    this.byOwner.set(owner, held + 1);
+    try {
+      return await this.runInTurn(task);
+    } finally {
+      const left = (this.byOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.byOwner.set(owner, left);
+      else this.byOwner.delete(owner);
+    }
+  }
+
+  private async runInTurn<T>(task: () => Promise<T>): Promise<T> {
     if (this.running >= this.limit) {
       if (this.waiting.length >= this.maxWaiting) throw new ImportsBusyError();
       await new Promise<void>(resolve => this.waiting.push(resolve));

@@ -80,6 +80,10 @@ export class CalendarImportController {
     },
   })
   @oas.response(404, {description: 'No calendar has this id'})
+  @oas.response(429, {
+    description:
+      'You already have two imports running or waiting: Retry-After says when to try again',
+  })
   @oas.response(503, {
     description:
       'Too many imports under way (each may take up to 5 s): Retry-After says when to try again',
@@ -162,6 +166,8 @@ export class CalendarImportController {
         body,
         this.clock(),
         MAX_CALENDAR_DATES,
+        undefined,
+        `user:${this.user.id}`,
       );
     } catch (error) {
       if (
@@ -171,8 +177,14 @@ export class CalendarImportController {
       ) {
         throw validationError([fieldError('body', 'iCalendar', error.message)]);
       }
+      if (error instanceof ImportsBusyError && error.own) {
+        throw Object.assign(new HttpErrors.TooManyRequests(error.message), {
+          headers: {'Retry-After': String(IMPORT_BUDGET_MS / 1000)},
+        });
+      }
       if (error instanceof ImportsBusyError) {
         throw Object.assign(new HttpErrors.ServiceUnavailable(error.message), {
+          expose: true,
           headers: {'Retry-After': String(IMPORT_BUDGET_MS / 1000)},
         });
       }

@@ -227,6 +227,11 @@ export function toHttpError(error: unknown): HttpErrorBody {
   return {
     statusCode,
     name: standardName(statusCode),
-    message: STATUS_CODES[statusCode] ?? 'Internal Server Error',
+    // A 503 we raised on purpose (`expose`) says why; every other server
+    // error reveals nothing.
+    message:
+      statusCode === 503 && err.expose === true && err.message
+        ? err.message
+        : (STATUS_CODES[statusCode] ?? 'Internal Server Error'),
   };
 }

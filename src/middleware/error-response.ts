@@ -41,8 +41,11 @@ export function writeErrorResponse(
   const stack =
     includeStack && error instanceof Error ? {stack: error.stack} : {};
   const headers = (error as {headers?: Record<string, string>})?.headers;
-  if (body.statusCode < 500 && headers && typeof headers === 'object') {
-    response.set(headers);
+  if (headers && typeof headers === 'object') {
+    if (body.statusCode < 500) response.set(headers);
+    // A 503 tells when to come back; nothing else of a server error's.
+    else if (body.statusCode === 503 && headers['Retry-After'])
+      response.set('Retry-After', String(headers['Retry-After']));
   }
   const requestId = currentRequestId();
   response

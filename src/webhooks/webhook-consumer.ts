@@ -41,12 +41,15 @@ export interface WebhookConsumerOptions {
 
 /**
  * Deliveries of one owner's webhooks one consumer sends at once; the
- * owner's others wait in the first retry tier, unattempted, and come back.
+ * owner's others go, unattempted, to the back of the queue and come back.
  * Without it, one operator's 30 webhooks to an endpoint that never answers
  * took every prefetch slot, and everyone else's deliveries waited behind
  * them (an admin's for 30 s, growing with each event).
  */
 export const OWNER_IN_FLIGHT_MAX = 3;
+
+/** How long a deferred delivery waits before it goes to the back of the queue. */
+export const DEFER_PAUSE_MS = 250;
 
 interface DeliveryRow {
   id: string;
@@ -184,8 +187,8 @@ export class WebhookConsumer {
       retryCountOf(message.properties.headers),
       row.attempts,
     );
-    // A test ping is sent at once: someone waits for it.
-    if (!ping && !this.takeOwnerTurn(row.owner_id)) {
+    // Pings too: queued without limit, they held every slot just the same.
+    if (!this.takeOwnerTurn(row.owner_id)) {
       await this.defer(channel, delivery);
       return;
     }
@@ -193,7 +196,7 @@ export class WebhookConsumer {
     try {
       outcome = await this.send(row);
     } finally {
-      if (!ping) this.endOwnerTurn(row.owner_id);
+      this.endOwnerTurn(row.owner_id);
     }
     const log = logger.child({
       webhook_id: row.webhook_id,
@@ -278,19 +281,23 @@ export class WebhookConsumer {
   }
 
   /**
-   * Sends the message to the first retry tier as it is (its retry count
-   * unchanged: no attempt was made) and acks it once the broker confirmed:
-   * it comes back after that tier's delay, behind the others' deliveries.
+   * After DEFER_PAUSE_MS, sends the message to the back of the webhook queue
+   * as it is (its retry count unchanged: no attempt was made) and acks it
+   * once the broker confirmed: it comes round again behind the others'
+   * deliveries. The pause keeps a busy owner's deliveries from circling
+   * hot; a retry tier's delay (30 s by default) held an owner's fourth
+   * webhook that long even when every endpoint answered at once.
    */
   private async defer(
     channel: ConfirmChannel,
     delivery: Delivery,
   ): Promise<void> {
     const {message} = delivery;
+    await sleep(DEFER_PAUSE_MS);
     await publishConfirmed(
       channel,
-      DEAD_LETTER_EXCHANGE,
-      webhookRetryTier(1, this.options.retry).routingKey,
+      '',
+      WEBHOOK_QUEUE,
       message.content,
       message.properties,
     );

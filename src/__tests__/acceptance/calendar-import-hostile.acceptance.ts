@@ -23,6 +23,7 @@ function oneEvent(lines: string[]): string {
 describe('calendar import: hostile iCalendar files (review of issue 26)', () => {
   let given: TestApp;
   let operator: AuthedClient;
+  let admin: AuthedClient;
   let calendarId: number;
 
   before(async () => {
@@ -36,6 +37,7 @@ describe('calendar import: hostile iCalendar files (review of issue 26)', () => 
     await givenCatalog();
     const team = await givenTeam(given.app);
     operator = asUser(given.client, team.operator);
+    admin = asUser(given.client, team.admin);
     const created = await operator
       .post('/api/calendars')
       .send({name: 'Hostile', time_zone: 'Europe/London', kind: 'blackout'})
@@ -93,6 +95,31 @@ describe('calendar import: hostile iCalendar files (review of issue 26)', () => 
       .get(`/api/calendars/${calendarId}`)
       .expect(200);
     expect(calendar.body.dates).to.deepEqual([]);
+  });
+
+  it('refuses a third import of one user at once with 429 and Retry-After, while other users still import (review: one user filled the global queue)', async () => {
+    const neverEnds = oneEvent([
+      'DTSTART;VALUE=DATE:00010101',
+      'RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30',
+    ]);
+    const first = [importing(neverEnds), importing(neverEnds)];
+    await new Promise(resolve => setTimeout(resolve, 300));
+    const third = await importing(neverEnds);
+    expect(third.status).to.equal(429);
+    expect(third.headers['retry-after']).to.equal('5');
+    expect(third.body.error.message).to.match(/as one user may/);
+    // Another user's import waits its turn and is done.
+    const own = await admin
+      .post('/api/calendars')
+      .send({name: 'Own', time_zone: 'UTC', kind: 'blackout'})
+      .expect(201);
+    const theirs = await admin
+      .post(`/api/calendars/${own.body.id}/import`)
+      .set('Content-Type', 'text/calendar')
+      .send(oneEvent(['DTSTART;VALUE=DATE:20271224']));
+    expect(theirs.status).to.equal(200);
+    for (const res of await Promise.all(first))
+      expect(res.status).to.equal(422);
   });
 
   // Each import read the calendar's dates, parsed, then wrote the merge:

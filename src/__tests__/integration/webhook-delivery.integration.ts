@@ -452,4 +452,59 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
       await hanging.close();
     }
   });
+
+  it("counts test pings in the owner's share too (review: twelve pings held every slot)", async () => {
+    const hanging = await TestReceiver.listen('127.0.0.2');
+    hanging.answer = () => undefined;
+    try {
+      const operator = await givenUser('operator');
+      const admin = await givenUser('admin');
+      const operatorHook = await givenWebhook({
+        userId: operator,
+        url: hanging.url('/ping'),
+      });
+      for (let i = 0; i < 12; i++) {
+        await sql(
+          `INSERT INTO webhook_delivery (webhook_id, event, message_id, payload)
+           VALUES ($1, 'ping', 'msg_' || gen_random_uuid(), '{"type":"ping"}')`,
+          [operatorHook.id],
+        );
+      }
+      const adminHook = await givenWebhook({userId: admin});
+      await givenRunEnded(await givenScheduler(null), 'succeeded');
+      role = await givenWebhookRole({});
+      expect(await role.dispatcher.dispatch()).to.equal(13);
+      const [delivered] = await settled(adminHook.id);
+      expect(delivered.status).to.equal('succeeded');
+      const [{attempted}] = await sql<{attempted: number}>(
+        `SELECT count(*)::int AS attempted FROM webhook_delivery
+          WHERE webhook_id = $1 AND attempts > 0`,
+        [operatorHook.id],
+      );
+      expect(attempted).to.equal(0);
+      expect(hanging.calls.length).to.be.belowOrEqual(OWNER_IN_FLIGHT_MAX);
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  it("sends an owner's fourth and fifth deliveries soon after the first three, not a retry delay later (review: 30 s late to fast endpoints)", async () => {
+    receiver.answer = (_call, response) =>
+      setTimeout(() => response.end('ok'), 300);
+    const admin = await givenUser('admin');
+    const hooks = [];
+    for (let i = 0; i < 5; i++) hooks.push(await givenWebhook({userId: admin}));
+    await givenRunEnded(await givenScheduler(null), 'succeeded');
+    // A retry delay far longer than the whole test: no delivery may need it.
+    role = await givenWebhookRole({
+      retry: {...TEST_RETRY, retryDelayMs: 60_000},
+    });
+    const started = Date.now();
+    expect(await role.dispatcher.dispatch()).to.equal(5);
+    for (const hook of hooks) {
+      const [delivery] = await settled(hook.id);
+      expect(delivery).to.containDeep({status: 'succeeded', attempts: 1});
+    }
+    expect(Date.now() - started).to.be.below(15_000);
+  });
 });

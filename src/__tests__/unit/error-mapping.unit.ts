@@ -119,4 +119,21 @@ describe('toHttpError', () => {
       expect(toHttpError(error).statusCode).to.equal(500);
     }
   });
+
+  it('keeps the message of a 503 raised on purpose (expose), and of no other server error', () => {
+    const busy = Object.assign(
+      new HttpErrors.ServiceUnavailable('too many calendar imports'),
+      {expose: true},
+    );
+    expect(toHttpError(busy).message).to.equal('too many calendar imports');
+    expect(
+      toHttpError(new HttpErrors.ServiceUnavailable('db.internal down'))
+        .message,
+    ).to.equal('Service Unavailable');
+    expect(
+      toHttpError(
+        Object.assign(new Error('secret'), {statusCode: 500, expose: true}),
+      ).message,
+    ).to.equal('Internal Server Error');
+  });
 });

@@ -54,4 +54,22 @@ describe('ImportSlots (review of issue 26: import workers are bounded)', () => {
     // Room again once they ended.
     expect(await slots.run(() => Promise.resolve(7))).to.equal(7);
   });
+
+  it("refuses an owner's task beyond their share as their own, and lets others in", async () => {
+    const slots = new ImportSlots(1, 4, 2);
+    const tasks = [held(), held()];
+    const runs = tasks.map(t => slots.run(t.task, 'user:1'));
+    await settle();
+    const refused = await slots
+      .run(() => Promise.resolve(1), 'user:1')
+      .catch((error: ImportsBusyError) => error);
+    expect(refused).to.be.instanceOf(ImportsBusyError);
+    expect((refused as ImportsBusyError).own).to.be.true();
+    const other = slots.run(() => Promise.resolve(2), 'user:2');
+    for (const t of tasks) t.finish();
+    await Promise.all(runs);
+    expect(await other).to.equal(2);
+    // Their share is free again once theirs ended.
+    expect(await slots.run(() => Promise.resolve(3), 'user:1')).to.equal(3);
+  });
 });
