@@ -4,13 +4,15 @@ import {Client, escapeIdentifier} from 'pg';
 export type Snapshot = Map<string, {rows: number; digest: string}>;
 
 /**
- * What a refused request may write by design: a failed sign-in counts
- * against the throttle and is an audit event (issue 20). Only those rows
- * are left out; any other audit event of a refused request is a change.
+ * What a refused request may write by design: a failed sign-in, and a wrong
+ * current password on a password change, count against the throttle and
+ * are audit events (issue 20). Only those rows are left out; any other
+ * audit event of a refused request is a change.
  */
 const REFUSAL_RECORDS: Record<string, string> = {
   login_throttle: 'false',
-  audit_event: "t.entity <> 'session'",
+  audit_event:
+    "t.entity <> 'session' AND t.action NOT IN ('password.change_failed', 'password.change_locked')",
 };
 
 /**
