@@ -39,6 +39,10 @@ export function createLedgerPool(
  * (`foreign`) park it: its x-execution-id names a run of another scheduler
  * than its body's, so it is no delivery of that run (a forged or reused id);
  * it must neither mark that run nor be taken for its duplicate.
+ * `scheduler-deleted`: the run's row is gone and so is the scheduler the body
+ * names (deleting a scheduler deletes its runs): a run queued before the
+ * delete is acknowledged without running, as deleting the scheduler asked,
+ * instead of running with nothing left to record it.
  */
 export type StartDecision =
   | 'run'
@@ -47,7 +51,8 @@ export type StartDecision =
   | 'skipped'
   | 'attempt-already-ran'
   | 'superseded'
-  | 'foreign';
+  | 'foreign'
+  | 'scheduler-deleted';
 
 /**
  * The start rule, over the row `run`, the attempt's retry count and the
@@ -74,7 +79,8 @@ export function startable(
  * start rule lets start: succeeded where the SQL succeeded (over that row,
  * aliased t) holds, running otherwise; it returns their n. The CTE "go"
  * adds the tasks the ledger does not hold (no execution id, or its row is
- * gone): their effect runs unrecorded, as the consumer runs such tasks.
+ * gone while its scheduler lives): their effect runs unrecorded, as the
+ * consumer runs such tasks.
  */
 export function startInStatement(tasks: string, succeeded: string): string {
   // The batch's runs are locked in id order first, as the producer's
@@ -98,8 +104,14 @@ export function startInStatement(tasks: string, succeeded: string): string {
   go AS (
     SELECT t.n FROM ${tasks} t
      WHERE t.n IN (SELECT n FROM run) OR t.execution_id IS NULL
-        OR NOT EXISTS (SELECT 1 FROM scheduler_execution e WHERE e.id = t.execution_id)
+        OR (NOT EXISTS (SELECT 1 FROM scheduler_execution e WHERE e.id = t.execution_id)
+            AND ${schedulerLives('t.scheduler_id')})
   )`;
+}
+
+/** SQL: the scheduler `id` names still exists (or none is named). */
+function schedulerLives(id: string): string {
+  return `(${id} IS NULL OR EXISTS (SELECT 1 FROM scheduler s WHERE s.id = ${id}))`;
 }
 
 /**
@@ -174,24 +186,34 @@ export class RunLedger {
   /**
    * Why the start rule refused a delivery of `executionId` (copy number
    * `resent`): the run ended, a later copy replaced this one, or its attempt
-   * already ran; 'run' when the ledger has no such row.
+   * already ran; with no such row, 'scheduler-deleted' when the scheduler
+   * `schedulerId` is gone too, else 'run'.
    */
   async whyNotStarted(
     executionId: number,
     resent = 0,
     schedulerId?: number,
   ): Promise<StartDecision> {
+    // One round trip: the row, and whether the body's scheduler still lives
+    // (asked only for the rare delivery whose row is gone).
     const {rows} = await this.pool.query<{
-      status: string;
+      status: string | null;
       resent: number;
       scheduler_id: number;
+      scheduler_lives: boolean;
     }>(
-      `SELECT status, resent, scheduler_id FROM scheduler_execution WHERE id = $1`,
-      [executionId],
+      `SELECT e.status, e.resent, e.scheduler_id,
+              e.id IS NOT NULL OR ${schedulerLives('$2::int')} AS scheduler_lives
+         FROM (SELECT 1) one
+         LEFT JOIN scheduler_execution e ON e.id = $1`,
+      [executionId, schedulerId ?? null],
     );
-    const previous = rows[0]?.status;
-    // No row (deleted by the 30-day cleanup, say): run it as before.
-    if (previous === undefined) return 'run';
+    const previous = rows[0].status;
+    if (previous === null) {
+      // No row: deleted with its scheduler, or by the 30-day cleanup (the
+      // scheduler lives: run it as before).
+      return rows[0].scheduler_lives ? 'run' : 'scheduler-deleted';
+    }
     if (schedulerId !== undefined && rows[0].scheduler_id !== schedulerId)
       return 'foreign';
     if (

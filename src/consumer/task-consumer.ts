@@ -73,7 +73,7 @@ const MAX_REQUEUE_DELAY_MS = 10_000;
 
 type Headers = Record<string, unknown>;
 
-/** Log lines for deliveries the run ledger recognised as duplicates. */
+/** Log lines for deliveries the run ledger recognised as duplicates, or as runs of a deleted scheduler. */
 const DUPLICATE_DELIVERY: Record<
   Exclude<StartDecision, 'run' | 'foreign'>,
   string
@@ -87,6 +87,8 @@ const DUPLICATE_DELIVERY: Record<
     'Task attempt already ran and its retry is pending; duplicate acknowledged without running',
   superseded:
     'Message replaced by a copy the lost-run sweep sent; acknowledged without running',
+  'scheduler-deleted':
+    "Run's scheduler was deleted; delivery acknowledged without running",
 };
 
 /** Why a delivery whose x-execution-id names another scheduler's run is parked. */
@@ -502,9 +504,10 @@ export class TaskConsumer {
   }
 
   /**
-   * A delivery the ledger did not start: a duplicate is acknowledged with
-   * the ledger's reason; one naming another scheduler's run is parked (it
-   * touched nothing of that run, whose own message still runs it).
+   * A delivery the ledger did not start: a duplicate, or a run of a deleted
+   * scheduler, is acknowledged with the ledger's reason; one naming another
+   * scheduler's run is parked (it touched nothing of that run, whose own
+   * message still runs it).
    */
   private async notStarted(
     channel: ConfirmChannel,
@@ -525,7 +528,10 @@ export class TaskConsumer {
       });
       return;
     }
-    logger.info(DUPLICATE_DELIVERY[decision], {ledger_status: decision});
+    logger.info(DUPLICATE_DELIVERY[decision], {
+      ledger_status: decision,
+      execution_id: executionIdOf(delivery.message.properties.headers ?? {}),
+    });
     delivery.ack();
   }
 

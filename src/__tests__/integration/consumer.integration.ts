@@ -323,6 +323,79 @@ describe('consumer (cron-worker)', () => {
     });
   });
 
+  describe('a run whose scheduler was deleted before a consumer took it (noticed in review: it ran, unrecorded)', () => {
+    const DELETED =
+      "Run's scheduler was deleted; delivery acknowledged without running";
+
+    /** The run's message published after its scheduler (and with it the run's row) was deleted. */
+    async function publishOrphan(task: {
+      worker_id?: number;
+      reminder_id?: number;
+    }) {
+      const run = await givenRun(task);
+      await sql(`DELETE FROM scheduler WHERE id = $1`, [run.schedulerId]);
+      await publishTask(
+        {
+          type: task.worker_id ? 'worker' : 'reminder',
+          id: task.worker_id ?? task.reminder_id!,
+          scheduler_id: run.schedulerId,
+          params_scheduler: '{}',
+        },
+        run.headers,
+      );
+      return run;
+    }
+
+    it('acknowledges a worker run without running it, and says so', async () => {
+      consumer = await givenConsumer({workersDir});
+      const run = await publishOrphan({worker_id: 1});
+      await eventually(
+        () => consumer!.logs.find(DELETED).length === 1 || undefined,
+      );
+      expect(consumer.logs.find(DELETED)[0]).to.containDeep({
+        ledger_status: 'scheduler-deleted',
+        scheduler_id: run.schedulerId,
+        execution_id: run.executionId,
+      });
+      expect(consumer.logs.find('Task started')).to.have.length(0);
+      expect(() => readFileSync(record('record-args'))).to.throw(/ENOENT/);
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+      expect(await drainQueue(FAILED_QUEUE)).to.have.length(0);
+    });
+
+    it('acknowledges a reminder (started in its own statement) without sending it', async () => {
+      consumer = await givenConsumer({workersDir});
+      await publishOrphan({reminder_id: 1});
+      await eventually(
+        () => consumer!.logs.find(DELETED).length === 1 || undefined,
+      );
+      expect(await sql(`SELECT id FROM notification`)).to.deepEqual([]);
+      expect(consumer.logs.find('Task started')).to.have.length(0);
+      expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
+    });
+
+    it('still runs a run whose ledger row alone is gone (the 30-day cleanup): its scheduler lives', async () => {
+      consumer = await givenConsumer({workersDir});
+      const run = await givenRun({worker_id: 1});
+      await sql(`DELETE FROM scheduler_execution WHERE id = $1`, [
+        run.executionId,
+      ]);
+      await publishTask(
+        {
+          type: 'worker',
+          id: 1,
+          scheduler_id: run.schedulerId,
+          params_scheduler: '{}',
+        },
+        run.headers,
+      );
+      await eventually(
+        () => consumer!.logs.find('Task succeeded').length === 1 || undefined,
+      );
+      expect(consumer.logs.find(DELETED)).to.have.length(0);
+    });
+  });
+
   it('fails a missing executable with a reason', async () => {
     consumer = await givenConsumer({
       workersDir,

@@ -440,12 +440,26 @@ describe('ReminderExecutor', () => {
       expect(row.succeeded).to.equal(ids.length);
     });
 
-    it('runs a task whose ledger row is gone, recording nothing', async () => {
+    it('runs a task whose ledger row alone is gone, recording nothing', async () => {
       await givenRecipients();
+      const id = await givenExecution();
+      await sql(`DELETE FROM scheduler_execution WHERE id = $1`, [id]);
       const said: boolean[] = [];
-      await executor.execute(inLedger(givenContext(1), 987654, said));
+      await executor.execute(inLedger(givenContext(1), id, said));
       expect(said).to.eql([true]);
       expect(await sql(`SELECT id FROM notification`)).to.have.length(2);
+    });
+
+    it('starts nothing and sends nothing for a run whose scheduler was deleted with its row', async () => {
+      await givenRecipients();
+      const id = await givenExecution();
+      await sql(`DELETE FROM scheduler WHERE id = $1`, [
+        schedulerOfRun.get(id),
+      ]);
+      const said: boolean[] = [];
+      await executor.execute(inLedger(givenContext(1), id, said));
+      expect(said).to.eql([false]);
+      expect(await sql(`SELECT id FROM notification`)).to.deepEqual([]);
     });
   });
 });

@@ -147,6 +147,32 @@ describe('run ledger', () => {
     });
   });
 
+  it('refuses a run whose scheduler was deleted (and its row with it); runs one whose row alone is gone', async () => {
+    const ledger = new RunLedger(ledgerPool(false));
+    const orphan = await givenExecution();
+    const [{scheduler_id: deleted}] = await sql<{scheduler_id: number}>(
+      `DELETE FROM scheduler WHERE id = (SELECT scheduler_id FROM scheduler_execution WHERE id = $1)
+       RETURNING id AS scheduler_id`,
+      [orphan],
+    );
+    expect(await ledger.start(orphan, new Date(), 0, 0, deleted)).to.equal(
+      'scheduler-deleted',
+    );
+    expect(await ledger.whyNotStarted(orphan, 0, deleted)).to.equal(
+      'scheduler-deleted',
+    );
+    const cleaned = await givenExecution();
+    const [{scheduler_id: living}] = await sql<{scheduler_id: number}>(
+      `DELETE FROM scheduler_execution WHERE id = $1 RETURNING scheduler_id`,
+      [cleaned],
+    );
+    expect(await ledger.start(cleaned, new Date(), 0, 0, living)).to.equal(
+      'run',
+    );
+    // A delivery that names no scheduler runs as before.
+    expect(await ledger.start(orphan, new Date())).to.equal('run');
+  });
+
   it("never lets a late mark of an earlier attempt overwrite a later attempt's outcome", async () => {
     // The retry is published before its attempt's 'retrying' mark, which a
     // database cut may hold back for seconds (seen in the chaos suite): the
