@@ -6,7 +6,6 @@ import {
 } from '@loopback/core';
 import type {Pool} from 'pg';
 import type {AppConfig} from '../config';
-import {createPool, statementTimeout} from '../database/pg-pool';
 import {
   AppBindings,
   LoggingBindings,
@@ -28,7 +27,8 @@ import {killAfterClaimFaultPoint} from './fault-point';
 import {MinuteTicker} from './minute-ticker';
 import {Producer, readDatabaseClock} from './producer';
 import {scaledClock} from './scaled-clock';
-import {databaseTarget} from '../config';
+import {claimBatchSize} from './execution-claimer';
+import {createProducerPool} from './producer-pool';
 
 export const PRODUCER_CONTEXT = 'cron-scheduler';
 /** How often each producer asks whether the daily cleanup is due. */
@@ -96,12 +96,7 @@ export class ProducerObserver implements LifeCycleObserver {
   async start(): Promise<void> {
     this.stopping = undefined;
     const topology = brokerTopology(retrySettings(this.config));
-    this.pool = createPool(
-      databaseTarget(this.config),
-      this.logger,
-      5,
-      statementTimeout(this.config.dbStatementTimeoutMs),
-    );
+    this.pool = createProducerPool(this.config, this.logger);
     this.connection = new AmqpConnection(this.config.amqpUrl, this.logger, {
       onConnect: connection =>
         assertTopology(() => connection.createChannel(), topology),
@@ -133,6 +128,7 @@ export class ProducerObserver implements LifeCycleObserver {
       {
         ...this.config,
         clockRate: this.clockRate,
+        claimBatchSize: claimBatchSize(this.config.databasePoolMode),
         databaseClock: this.realTime
           ? () => readDatabaseClock(this.pool!)
           : undefined,

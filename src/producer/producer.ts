@@ -49,6 +49,8 @@ export type ProducerConfig = Pick<
    * time, unset for the tests' own clocks, which are not the database's.
    */
   databaseClock?: () => Promise<Date>;
+  /** Runs claimed per statement (claimBatchSize of the pool mode; CLAIM_BATCH if unset). */
+  claimBatchSize?: number;
 };
 
 /**
@@ -396,7 +398,12 @@ export class Producer {
     // The earlier minute first, as in a catch-up: the overlap check of the
     // later one leaves out runs this tick claimed for it.
     const due = [...late.due, ...evaluation.due];
-    const claims = await claimRuns(this.pool, due, this.config.containerId);
+    const claims = await claimRuns(
+      this.pool,
+      due,
+      this.config.containerId,
+      this.config.claimBatchSize,
+    );
     const lateClaims = claims.filter(
       claim => claim.slot.getTime() === late.slot.getTime(),
     ).length;

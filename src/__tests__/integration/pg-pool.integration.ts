@@ -1,5 +1,6 @@
 import {expect} from '@loopback/testlab';
 import {createPool} from '../../database/pg-pool';
+import {createProducerPool} from '../../producer/producer-pool';
 import {LogCapture} from '../fixtures/log-capture';
 import {eventually} from '../fixtures/test-consumer';
 import {sql, TEST_DATABASE_URL} from '../fixtures/test-database';
@@ -30,6 +31,27 @@ describe('database pool', () => {
       // The pool hands out a working connection afterwards.
       const {rows} = await pool.query('SELECT 1 AS one');
       expect(rows).to.deepEqual([{one: 1}]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("runs the producer's sessions without JIT and with its statement limit: a minute's claim is never compiled first", async () => {
+    const logs = new LogCapture();
+    const pool = createProducerPool(
+      {
+        databaseUrl: TEST_DATABASE_URL,
+        databasePoolMode: 'session',
+        dbStatementTimeoutMs: 12_345,
+      },
+      logs.logger,
+    );
+    try {
+      const {rows} = await pool.query(
+        `SELECT current_setting('jit') AS jit,
+                current_setting('statement_timeout') AS statement_timeout`,
+      );
+      expect(rows).to.deepEqual([{jit: 'off', statement_timeout: '12345ms'}]);
     } finally {
       await pool.end();
     }

@@ -2,7 +2,12 @@ import {expect} from '@loopback/testlab';
 import type {TickReport} from '../../producer/tick-report';
 import amqp, {Channel} from 'amqplib';
 import {loadConfig} from '../../config';
-import {claimRuns} from '../../producer/execution-claimer';
+import {
+  CLAIM_BATCH,
+  CLAIM_BATCH_UNDER_POOLER,
+  claimBatchSize,
+  claimRuns,
+} from '../../producer/execution-claimer';
 import {
   assertTopology,
   brokerTopology,
@@ -196,14 +201,15 @@ describe('producer (cron-scheduler)', () => {
     expect(await executionRows()).to.have.length(200);
   });
 
-  it('claims runs beyond one claim batch of 5,000, each once, with the next batch sent while the last is read', async () => {
+  it('claims runs beyond one claim batch of 10,000, each once, with the next batch sent while the last is read', async () => {
+    expect(CLAIM_BATCH).to.equal(10_000);
     await bulkInsertSchedulers(10_001, '* * * * *');
     await sql(
       `INSERT INTO producer_state (name, last_slot)
        VALUES ('ticks', '2026-11-21T10:00:00Z')`,
     );
     const p = await producer({cronCatchUpMinutes: 1});
-    // A catch-up of two minutes: each minute in three batches.
+    // A catch-up of two minutes: each minute in two batches.
     const report = await p.producer.tick(at('2026-11-21T10:02:05Z'));
     expect(report).to.containDeep({
       slots: 2,
@@ -226,6 +232,42 @@ describe('producer (cron-scheduler)', () => {
       distinct_runs: 20_002,
       published: 20_002,
     });
+  });
+
+  it('claims in the batch size it is given (5,000 behind a transaction pooler): every run once, none twice', async () => {
+    expect(claimBatchSize('transaction')).to.equal(CLAIM_BATCH_UNDER_POOLER);
+    expect(claimBatchSize('session')).to.equal(CLAIM_BATCH);
+    await bulkInsertSchedulers(7, '* * * * *');
+    const p = await producer({cronCatchUpMinutes: 0, claimBatchSize: 3});
+    const report = await p.producer.tick(at('2026-11-21T10:00:05Z'));
+    expect(report).to.containDeep({due: 7, claimed: 7, published: 7});
+    const messages = bodies(await drainQueue(TASK_QUEUE));
+    expect(new Set(messages.map(m => m.scheduler_id)).size).to.equal(7);
+    expect(messages).to.have.length(7);
+    // Claimed again (another producer's tick): every run is already taken.
+    const slot = at('2026-11-21T10:00:00Z');
+    const ids = (await executionRows()).map(r => r.scheduler_id as number);
+    const again = await claimRuns(
+      p.pool,
+      ids.map(schedulerId => ({schedulerId, slot})),
+      'p2',
+      3,
+    );
+    expect(again).to.deepEqual([]);
+  });
+
+  it('refuses a claim batch size that is no positive integer before writing anything', async () => {
+    const [id] = await insertSchedulers([
+      {schedule: '* * * * *', worker_id: 2, report_id: null},
+    ]);
+    const p = await producer({cronCatchUpMinutes: 0});
+    const runs = [{schedulerId: id, slot: at('2026-11-21T10:00:00Z')}];
+    for (const size of [0, -1, 1.5, Number.NaN]) {
+      await expect(claimRuns(p.pool, runs, 'p1', size)).to.be.rejectedWith(
+        RangeError,
+      );
+    }
+    expect(await executionRows()).to.deepEqual([]);
   });
 
   it('takes over the slot of a peer whose lease expired unfinished (the peer died mid-tick)', async () => {
