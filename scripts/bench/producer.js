@@ -7,7 +7,7 @@
 const os = require('node:os');
 const {parseArgs} = require('node:util');
 const {createBenchEnvironment} = require('./bench-environment');
-const {createPool} = require('../../dist/database/pg-pool');
+const {createProducerPool} = require('../../dist/producer/producer-pool');
 const {AmqpConnection} = require('../../dist/queue/amqp-connection');
 const {TaskPublisher} = require('../../dist/queue/task-publisher');
 const {
@@ -84,7 +84,8 @@ const now = () => process.hrtime.bigint();
 async function main() {
   const env = await createBenchEnvironment();
   const {config, databaseUrl, amqpUrl, logger} = env;
-  const pool = createPool(databaseUrl, logger, 5);
+  // The producer's own pool: its sessions as the producer role has them.
+  const pool = createProducerPool({...config, databaseUrl}, logger);
   const connection = new AmqpConnection(amqpUrl, logger, {
     onConnect: c =>
       assertTopology(
