@@ -78,9 +78,9 @@ export function startable(
  * duration_ms) whose run is of that scheduler and that the
  * start rule lets start: succeeded where the SQL succeeded (over that row,
  * aliased t) holds, running otherwise; it returns their n. The CTE "go"
- * adds the tasks the ledger does not hold (no execution id, or its row is
- * gone while its scheduler lives): their effect runs unrecorded, as the
- * consumer runs such tasks.
+ * adds the tasks the ledger does not hold (no execution id: the consumer's
+ * start judged those; or its row is gone while its scheduler lives): their
+ * effect runs unrecorded, as the consumer runs such tasks.
  */
 export function startInStatement(tasks: string, succeeded: string): string {
   // The batch's runs are locked in id order first, as the producer's
@@ -117,7 +117,7 @@ function schedulerLives(id: string): string {
 /**
  * The consumer's side of the `scheduler_execution` row: published ->
  * running -> succeeded | retrying | failed, with attempts, times and the
- * last error. Runs without an execution id (re-drives of unknown runs) are
+ * last error. Runs without an execution id (hand-made or legacy messages) are
  * simply not recorded.
  */
 export class RunLedger {
@@ -157,7 +157,14 @@ export class RunLedger {
     /** The delivery's scheduler: a run of another is never marked (see 'foreign'). */
     schedulerId?: number,
   ): Promise<StartDecision> {
-    if (executionId === undefined) return 'run';
+    if (executionId === undefined) {
+      // No run to mark (a hand-made or legacy message): judged by its
+      // scheduler alone, so a deleted scheduler's message does not run.
+      return schedulerId === undefined ||
+        (await this.schedulerLives(schedulerId))
+        ? 'run'
+        : 'scheduler-deleted';
+    }
     // A published run: the asynchronous session is enough (the sweeper never
     // looks at it again). An unpublished one (its producer died after the
     // confirm, or has not marked it yet) is marked on the durable session, so
@@ -181,6 +188,14 @@ export class RunLedger {
       if (rowCount) return 'run';
     }
     return this.whyNotStarted(executionId, resent, schedulerId);
+  }
+
+  private async schedulerLives(schedulerId: number): Promise<boolean> {
+    const {rows} = await this.pool.query<{lives: boolean}>(
+      `SELECT ${schedulerLives('$1::int')} AS lives`,
+      [schedulerId],
+    );
+    return rows[0].lives;
   }
 
   /**

@@ -101,6 +101,24 @@ function executionIdOf(headers: Headers): number | undefined {
   return Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }
 
+/** The longest execution key the service writes is 43 characters (`manual-<uuid>`). */
+const MAX_EXECUTION_KEY_LENGTH = 200;
+
+/**
+ * The delivery's x-execution-key when it is a key as the service writes
+ * them (short printable text), else none: it goes into every log line of
+ * the task and an HTTP target's idempotency key, so a 20 KB or multi-line
+ * header must not (review: a 20 KB key made every line 20 KB).
+ */
+function executionKeyOf(headers: Headers): string | undefined {
+  const key = headers['x-execution-key'];
+  return typeof key === 'string' &&
+    key.length <= MAX_EXECUTION_KEY_LENGTH &&
+    /^[\x21-\x7e]+$/.test(key)
+    ? key
+    : undefined;
+}
+
 /**
  * Consumes `cron_scheduler` one task at a time. Success acks; a failure with
  * retries left publishes a copy to the next retry tier and acks only after the
@@ -297,7 +315,7 @@ export class TaskConsumer {
       return;
     }
     const executionId = executionIdOf(headers);
-    const executionKey = headers['x-execution-key'] as string | undefined;
+    const executionKey = executionKeyOf(headers);
     const attempt = retryCount + 1;
     const logger = this.options.logger.child({
       type: task.type,

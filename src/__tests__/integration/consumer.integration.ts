@@ -374,6 +374,25 @@ describe('consumer (cron-worker)', () => {
       expect(await drainQueue(TASK_QUEUE)).to.have.length(0);
     });
 
+    it('acknowledges a message of a deleted scheduler that carries no usable execution id (review: it ran)', async () => {
+      consumer = await givenConsumer({workersDir});
+      const run = await givenRun({worker_id: 1});
+      await sql(`DELETE FROM scheduler WHERE id = $1`, [run.schedulerId]);
+      const task = {
+        type: 'worker' as const,
+        id: 1,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      };
+      await publishTask(task, {});
+      await publishTask(task, {'x-execution-id': 'abc'});
+      await eventually(
+        () => consumer!.logs.find(DELETED).length === 2 || undefined,
+      );
+      expect(consumer.logs.find('Task started')).to.have.length(0);
+      expect(() => readFileSync(record('record-args'))).to.throw(/ENOENT/);
+    });
+
     it('still runs a run whose ledger row alone is gone (the 30-day cleanup): its scheduler lives', async () => {
       consumer = await givenConsumer({workersDir});
       const run = await givenRun({worker_id: 1});
@@ -394,6 +413,49 @@ describe('consumer (cron-worker)', () => {
       );
       expect(consumer.logs.find(DELETED)).to.have.length(0);
     });
+  });
+
+  it('leaves an execution key header that is no short text out of its log lines and context (review: a 20 KB key made 20 KB lines)', async () => {
+    consumer = await givenConsumer({workersDir});
+    for (const key of [
+      'k'.repeat(20_000),
+      42,
+      'cron-2026-11-21-10-00\nforged',
+    ]) {
+      const run = await givenRun({worker_id: 1});
+      await publishTask(
+        {
+          type: 'worker',
+          id: 1,
+          scheduler_id: run.schedulerId,
+          params_scheduler: '{}',
+        },
+        {...run.headers, 'x-execution-key': key},
+      );
+      await eventually(
+        async () => (await ledger(run.executionId)).status === 'succeeded',
+      );
+    }
+    const lines = consumer.logs.find('Task succeeded');
+    expect(lines).to.have.length(3);
+    for (const line of lines) expect(line.execution_key).to.be.undefined();
+    // A key as the service writes it is kept.
+    const run = await givenRun({worker_id: 1});
+    await publishTask(
+      {
+        type: 'worker',
+        id: 1,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      run.headers,
+    );
+    await eventually(
+      () => consumer!.logs.find('Task succeeded').length === 4 || undefined,
+    );
+    expect(consumer.logs.find('Task succeeded')[3].execution_key).to.equal(
+      'cron-2026-11-21-10-00',
+    );
   });
 
   it('fails a missing executable with a reason', async () => {

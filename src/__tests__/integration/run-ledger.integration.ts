@@ -171,6 +171,13 @@ describe('run ledger', () => {
     );
     // A delivery that names no scheduler runs as before.
     expect(await ledger.start(orphan, new Date())).to.equal('run');
+    // One without an execution id is judged by its scheduler alone.
+    expect(await ledger.start(undefined, new Date(), 0, 0, deleted)).to.equal(
+      'scheduler-deleted',
+    );
+    expect(await ledger.start(undefined, new Date(), 0, 0, living)).to.equal(
+      'run',
+    );
   });
 
   it("never lets a late mark of an earlier attempt overwrite a later attempt's outcome", async () => {
