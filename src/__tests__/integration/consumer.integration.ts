@@ -101,6 +101,21 @@ describe('consumer (cron-worker)', () => {
     return run;
   }
 
+  /** Publishes worker 1's message for `run` with `headers` (its own by default). */
+  const publishWorkerOne = (
+    run: {schedulerId: number; headers: Record<string, unknown>},
+    headers: Record<string, unknown> = run.headers,
+  ) =>
+    publishTask(
+      {
+        type: 'worker',
+        id: 1,
+        scheduler_id: run.schedulerId,
+        params_scheduler: '{}',
+      },
+      headers,
+    );
+
   const taskStarted = () =>
     eventually(
       () => consumer!.logs.find('Task started').length === 1 || undefined,
@@ -378,14 +393,8 @@ describe('consumer (cron-worker)', () => {
       consumer = await givenConsumer({workersDir});
       const run = await givenRun({worker_id: 1});
       await sql(`DELETE FROM scheduler WHERE id = $1`, [run.schedulerId]);
-      const task = {
-        type: 'worker' as const,
-        id: 1,
-        scheduler_id: run.schedulerId,
-        params_scheduler: '{}',
-      };
-      await publishTask(task, {});
-      await publishTask(task, {'x-execution-id': 'abc'});
+      await publishWorkerOne(run, {});
+      await publishWorkerOne(run, {'x-execution-id': 'abc'});
       await eventually(
         () => consumer!.logs.find(DELETED).length === 2 || undefined,
       );
@@ -399,15 +408,7 @@ describe('consumer (cron-worker)', () => {
       await sql(`DELETE FROM scheduler_execution WHERE id = $1`, [
         run.executionId,
       ]);
-      await publishTask(
-        {
-          type: 'worker',
-          id: 1,
-          scheduler_id: run.schedulerId,
-          params_scheduler: '{}',
-        },
-        run.headers,
-      );
+      await publishWorkerOne(run);
       await eventually(
         () => consumer!.logs.find('Task succeeded').length === 1 || undefined,
       );
@@ -423,15 +424,7 @@ describe('consumer (cron-worker)', () => {
       'cron-2026-11-21-10-00\nforged',
     ]) {
       const run = await givenRun({worker_id: 1});
-      await publishTask(
-        {
-          type: 'worker',
-          id: 1,
-          scheduler_id: run.schedulerId,
-          params_scheduler: '{}',
-        },
-        {...run.headers, 'x-execution-key': key},
-      );
+      await publishWorkerOne(run, {...run.headers, 'x-execution-key': key});
       await eventually(
         async () => (await ledger(run.executionId)).status === 'succeeded',
       );
@@ -440,16 +433,7 @@ describe('consumer (cron-worker)', () => {
     expect(lines).to.have.length(3);
     for (const line of lines) expect(line.execution_key).to.be.undefined();
     // A key as the service writes it is kept.
-    const run = await givenRun({worker_id: 1});
-    await publishTask(
-      {
-        type: 'worker',
-        id: 1,
-        scheduler_id: run.schedulerId,
-        params_scheduler: '{}',
-      },
-      run.headers,
-    );
+    await publishWorkerOne(await givenRun({worker_id: 1}));
     await eventually(
       () => consumer!.logs.find('Task succeeded').length === 4 || undefined,
     );
