@@ -33,10 +33,12 @@ export const CLAIM_BATCH = 10_000;
 
 /**
  * Runs claimed per statement behind a transaction pooler, where no session
- * setting travels and JIT stays as the server has it: a claim of 5,000 is
- * estimated at about 57,000, under `jit_above_cost`'s default of 100,000;
- * one of 10,000 (about 115,000) was compiled first and answered in
- * 184–353 ms against 131–145 ms without JIT.
+ * setting travels and JIT stays as the server has it: a tick's first minute
+ * of 5,000 was estimated at 57,000–94,000, under `jit_above_cost`'s default
+ * of 100,000; one of 10,000 (about 115,000) was compiled first and answered
+ * in 184–353 ms against 131–145 ms without JIT. A catch-up's later minutes,
+ * whose overlap check leaves out the runs claimed before them, are
+ * estimated higher still: docs/deployment.md has the role turn JIT off.
  */
 export const CLAIM_BATCH_UNDER_POOLER = 5_000;
 
@@ -109,7 +111,14 @@ export async function claimRuns(
   return claims;
 }
 
-/** Runs grouped by their minute, in the order the minutes first appear. */
+/**
+ * Runs grouped by their minute, in the order the minutes first appear, each
+ * minute's in scheduler id order: producers racing for the same runs (a
+ * lease taken over from a slow peer, the late-activation look back) then
+ * insert their keys in one order, and cannot deadlock on each other's
+ * uncommitted rows (review: two producers whose candidates came in
+ * different orders, a changed row read again goes last, deadlocked).
+ */
 function bySlot(runs: DueRun[]): Map<Date, DueRun[]> {
   const groups = new Map<number, {slot: Date; runs: DueRun[]}>();
   for (const run of runs) {
@@ -118,7 +127,12 @@ function bySlot(runs: DueRun[]): Map<Date, DueRun[]> {
     if (!group) groups.set(time, (group = {slot: run.slot, runs: []}));
     group.runs.push(run);
   }
-  return new Map([...groups.values()].map(g => [g.slot, g.runs]));
+  return new Map(
+    [...groups.values()].map(g => [
+      g.slot,
+      g.runs.sort((a, b) => a.schedulerId - b.schedulerId),
+    ]),
+  );
 }
 
 /**

@@ -256,6 +256,29 @@ describe('producer (cron-scheduler)', () => {
     expect(again).to.deepEqual([]);
   });
 
+  it('claims in scheduler id order whatever order the runs come in, so racing producers lock in one order (review: a deadlock)', async () => {
+    await bulkInsertSchedulers(50, '* * * * *');
+    const p = await producer({cronCatchUpMinutes: 0});
+    const slot = at('2026-11-21T10:00:00Z');
+    const ids = (await sql<{id: number}>(`SELECT id FROM scheduler`)).map(
+      r => r.id,
+    );
+    // Reversed, then every other one: an order no sort could keep by chance.
+    const shuffled = [...ids].reverse();
+    shuffled.push(...shuffled.splice(0, 25));
+    await claimRuns(
+      p.pool,
+      shuffled.map(schedulerId => ({schedulerId, slot})),
+      'p1',
+    );
+    const written = await sql<{scheduler_id: number}>(
+      `SELECT scheduler_id FROM scheduler_execution ORDER BY id`,
+    );
+    const order = written.map(r => r.scheduler_id);
+    expect(order).to.deepEqual([...order].sort((a, b) => a - b));
+    expect(order).to.have.length(50);
+  });
+
   it('refuses a claim batch size that is no positive integer before writing anything', async () => {
     const [id] = await insertSchedulers([
       {schedule: '* * * * *', worker_id: 2, report_id: null},
