@@ -7,7 +7,8 @@
 // /bin/true workers/s, and the time one retry adds to a task.
 // --ledger async   the default: ledger marks commit without waiting for the flush
 // --ledger durable CRON_LEDGER_DURABLE_COMMIT=true: every mark waits for fsync
-// --ledger off     no execution id in the messages: broker and consumer cost only
+// --ledger off     no execution id in the messages: broker and consumer cost, and
+//                  the one query that checks the message's scheduler exists
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -75,7 +76,8 @@ async function publishAll(count, type, schedulerId, pool, amqpUrl) {
     };
     channel.sendToQueue(TASK_QUEUE, Buffer.from(JSON.stringify(body)), {
       persistent: true,
-      // Without the execution id the run ledger is skipped: broker cost only.
+      // Without the execution id the run ledger is skipped: only the
+      // scheduler is checked (a deleted one's message does not run).
       headers: withLedger
         ? {'x-execution-id': Number(row.id), 'x-execution-key': 'bench'}
         : {},

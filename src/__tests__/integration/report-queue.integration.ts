@@ -8,6 +8,7 @@ import {givenTestConfig} from '../fixtures/test-app';
 import {LogCapture} from '../fixtures/log-capture';
 import {resetBroker, withChannel} from '../fixtures/test-broker';
 import {eventually, publishTask} from '../fixtures/test-consumer';
+import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
 import {REPORT_QUEUE, TASK_QUEUE} from '../../queue/topology';
 
 /** A report executor whose runs wait until the test lets them finish. */
@@ -74,7 +75,18 @@ describe('reports on their own queue (issue 25)', () => {
     await app.start();
   }
 
-  beforeEach(() => resetBroker());
+  beforeEach(async () => {
+    await resetBroker();
+    await truncateAll();
+    await givenCatalog();
+    // The schedulers the messages name: a message of a scheduler that does
+    // not exist is acknowledged without running.
+    await sql(
+      `INSERT INTO scheduler (id, description, schedule, report_id)
+       SELECT id, 'report ' || id, '* * * * *', 1
+         FROM unnest(ARRAY[7, 101, 102, 103, 201, 202, 203, 301]) AS id`,
+    );
+  });
   afterEach(async () => {
     reports?.letFinish();
     await running?.stop();
