@@ -114,31 +114,41 @@ export class TaskPublisher {
     const publishedAt = Date.now();
     // A run now or re-drive: its task's log lines name the request.
     const requestId = currentRequestId();
-    for (const task of tasks) {
+    for (const [index, task] of tasks.entries()) {
       const messageId = `${task.executionId}`;
-      let accepted = true;
-      confirmations.push(
-        new Promise<void>(resolve => {
-          accepted = channel.publish(
-            '',
-            TASK_QUEUE,
-            encodeTaskMessage(task.message),
-            {
-              persistent: true,
-              mandatory: true,
-              contentType: 'application/json',
-              messageId,
-              headers: taskHeaders(task, publishedAt, requestId),
-            },
-            error => {
-              // An error is a nack, or the channel closed first: failed.
-              if (!error && this.returned.delete(messageId)) returned++;
-              else if (!error) confirmed.set(task.executionId, new Date());
-              resolve();
-            },
-          );
-        }),
-      );
+      let answered!: () => void;
+      const answer = new Promise<void>(resolve => (answered = resolve));
+      let accepted: boolean;
+      try {
+        accepted = channel.publish(
+          '',
+          TASK_QUEUE,
+          encodeTaskMessage(task.message),
+          {
+            persistent: true,
+            mandatory: true,
+            contentType: 'application/json',
+            messageId,
+            headers: taskHeaders(task, publishedAt, requestId),
+          },
+          error => {
+            // An error is a nack, or the channel closed first: failed.
+            if (!error && this.returned.delete(messageId)) returned++;
+            else if (!error) confirmed.set(task.executionId, new Date());
+            answered();
+          },
+        );
+      } catch (error) {
+        // The channel closed under this batch (the broker ended it, or the
+        // connection dropped while we waited for drain): the rest of the
+        // batch is not published, and what was confirmed before still is.
+        this.logger.warn('Publish channel failed during a batch', {
+          not_sent: tasks.length - index,
+          error: (error as Error).message,
+        });
+        break;
+      }
+      confirmations.push(answer);
       // Backpressure: the socket buffer is full, wait before writing more.
       if (!accepted) await drainedOrClosed(channel);
     }

@@ -1,0 +1,96 @@
+import {expect} from '@loopback/testlab';
+import type {ConfirmChannel} from 'amqplib';
+import {AmqpConnection} from '../../queue/amqp-connection';
+import {OutgoingTask, TaskPublisher} from '../../queue/task-publisher';
+import {assertTopology, brokerTopology, TASK_QUEUE} from '../../queue/topology';
+import {LogCapture} from '../fixtures/log-capture';
+import {
+  drainQueue,
+  resetBroker,
+  TEST_AMQP_URL,
+  TEST_RETRY,
+} from '../fixtures/test-broker';
+
+/** `count` reminder tasks with execution ids from `first`. */
+function tasks(count: number, first = 1): OutgoingTask[] {
+  return Array.from({length: count}, (_, i) => ({
+    executionId: first + i,
+    executionKey: `2026-11-28T10:00:00.000Z#${first + i}`,
+    message: {
+      type: 'reminder',
+      id: 1,
+      scheduler_id: 7,
+      params_scheduler: '{}',
+    },
+  }));
+}
+
+/** The execution ids of the messages waiting in the task queue. */
+async function queuedExecutionIds(): Promise<number[]> {
+  const messages = await drainQueue(TASK_QUEUE);
+  return messages.map(m => Number(m.properties.headers?.['x-execution-id']));
+}
+
+describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
+  this.timeout(60_000);
+  let connection: AmqpConnection;
+  let logs: LogCapture;
+  /** Every confirm channel the connection opened, in order. */
+  let opened: ConfirmChannel[];
+
+  beforeEach(async () => {
+    await resetBroker();
+    logs = new LogCapture();
+    connection = new AmqpConnection(TEST_AMQP_URL, logs.logger, {
+      onConnect: c =>
+        assertTopology(() => c.createChannel(), brokerTopology(TEST_RETRY)),
+    });
+    await connection.start();
+    opened = [];
+    const create = connection.createConfirmChannel.bind(connection);
+    connection.createConfirmChannel = async () => {
+      const channel = await create();
+      opened.push(channel);
+      return channel;
+    };
+  });
+  afterEach(() => connection.stop());
+
+  /**
+   * Has the `nth` channel opened close itself right after its `after`th
+   * publish: a channel the broker or the network ends in the middle of a
+   * batch (later publishes on it throw, its unconfirmed ones fail).
+   */
+  function closeMidway(nth: number, after: number) {
+    const create = connection.createConfirmChannel.bind(connection);
+    let count = 0;
+    connection.createConfirmChannel = async () => {
+      const channel = await create();
+      if (++count !== nth) return channel;
+      const publish = channel.publish.bind(channel);
+      let calls = 0;
+      channel.publish = (...args: Parameters<ConfirmChannel['publish']>) => {
+        const accepted = publish(...args);
+        if (++calls === after) channel.close().catch(() => undefined);
+        return accepted;
+      };
+      return channel;
+    };
+  }
+
+  it('a single channel closed in the middle of a batch keeps what was confirmed before', async () => {
+    closeMidway(1, 500);
+    const publisher = new TaskPublisher(connection, logs.logger);
+    const confirmed = await publisher.publish(tasks(1000));
+    expect(confirmed.size).to.be.below(501);
+    const ids = await queuedExecutionIds();
+    for (const id of confirmed.keys()) expect(ids).to.containEql(id);
+    expect(logs.find('Some publishes were not confirmed')[0]).to.containDeep({
+      not_confirmed: 1000 - confirmed.size,
+    });
+    const closed = logs.find('Publish channel failed during a batch');
+    expect(closed).to.have.length(1);
+    expect(closed[0]).to.match({not_sent: 500});
+    await publisher.close();
+  });
+});
