@@ -4,6 +4,7 @@
 //     [--channels 32] [--mode service|floor] [--compare bullmq]
 //     [--compare floor] [--bullmq-concurrency 1] [--round-trips]
 //     [--profile DIR] [--timeout 180] [--warm-minutes 0]
+//     [--floor-publish-channels 1]
 // --mode service (default): real `start:scheduler` and C `start:worker`
 //   processes on the bench's own database and vhost, each worker with
 //   --channels consumer channels (CRON_WORKER_CHANNELS; prefetch 1, one task
@@ -12,7 +13,9 @@
 //   p50/p99/max, starts per quarter second, last finish, tasks/s, and the CPU
 //   seconds of each process, PostgreSQL (by role) and RabbitMQ.
 // --mode floor: a bare claim + publish-with-confirm loop and a bare acking
-//   consumer, no application: the dispatch-lag floor.
+//   consumer, no application: the dispatch-lag floor. It publishes on one
+//   confirm channel, as it always has; --floor-publish-channels K spreads
+//   the runs over K, as the producer's AMQP_PUBLISH_CHANNELS (default 4).
 // --compare bullmq|floor (repeatable): the same N and C, in the same
 //   invocation, after the main run; prints the ratios. BullMQ's C workers
 //   run --bullmq-concurrency jobs at a time (the issue's comparison: 1).
@@ -26,7 +29,8 @@
 //   warm-up minute must be done a second before the next boundary, or the
 //   run stops with an error. 0 (default): the processes' first minute, cold.
 // Extra settings of the workers come from PIPELINE_WORKER_ENV
-// (JSON, after --channels), e.g. PIPELINE_WORKER_ENV='{"LOG_LEVEL":"warn"}'.
+// (JSON, after --channels), e.g. PIPELINE_WORKER_ENV='{"LOG_LEVEL":"warn"}';
+// the producer's from PIPELINE_PRODUCER_ENV, e.g. '{"AMQP_PUBLISH_CHANNELS":"1"}'.
 'use strict';
 const os = require('node:os');
 const path = require('node:path');
@@ -51,6 +55,7 @@ const {values} = parseArgs({
     profile: {type: 'string'},
     timeout: {type: 'string', default: '180'},
     'warm-minutes': {type: 'string', default: '0'},
+    'floor-publish-channels': {type: 'string', default: '1'},
   },
 });
 const opts = {
@@ -58,6 +63,7 @@ const opts = {
   consumers: Number(values.consumers),
   channels: Number(values.channels),
   bullmqConcurrency: Number(values['bullmq-concurrency']),
+  floorPublishChannels: Number(values['floor-publish-channels']),
   timeoutS: Number(values.timeout),
   warmMinutes: /^[0-5]$/.test(values['warm-minutes'])
     ? Number(values['warm-minutes'])
@@ -65,12 +71,14 @@ const opts = {
   roundTrips: values['round-trips'],
   profileDir: values.profile && path.resolve(values.profile),
   consumerEnv: {},
+  producerEnv: {},
 };
 const FLAGS = {
   schedulers: 'schedulers',
   consumers: 'consumers',
   channels: 'channels',
   bullmqConcurrency: 'bullmq-concurrency',
+  floorPublishChannels: 'floor-publish-channels',
   timeoutS: 'timeout',
 };
 for (const [name, flag] of Object.entries(FLAGS)) {
@@ -88,20 +96,22 @@ for (const other of values.compare) {
     fail('--compare takes bullmq or floor (not the --mode itself)');
   }
 }
-if (process.env.PIPELINE_WORKER_ENV) {
+/** Settings from the JSON object in environment variable `name`, into `into`. */
+function extraSettings(name, into) {
+  if (!process.env[name]) return;
   try {
-    const extra = JSON.parse(process.env.PIPELINE_WORKER_ENV);
+    const extra = JSON.parse(process.env[name]);
     for (const [key, value] of Object.entries(extra)) {
       if (!/^[A-Z][A-Z0-9_]*$/.test(key) || typeof value !== 'string')
         throw new Error(key);
-      opts.consumerEnv[key] = value;
+      into[key] = value;
     }
   } catch (error) {
-    fail(
-      `PIPELINE_WORKER_ENV must be a JSON object of string settings (${error.message})`,
-    );
+    fail(`${name} must be a JSON object of string settings (${error.message})`);
   }
 }
+extraSettings('PIPELINE_WORKER_ENV', opts.consumerEnv);
+extraSettings('PIPELINE_PRODUCER_ENV', opts.producerEnv);
 
 const RUNNERS = {
   service: () => runService(opts),
@@ -149,6 +159,7 @@ async function main() {
         channels_per_consumer: Number(opts.consumerEnv.CRON_WORKER_CHANNELS),
         warm_minutes: opts.warmMinutes,
         worker_env: opts.consumerEnv,
+        producer_env: opts.producerEnv,
         runs,
         ratios,
         machine: {

@@ -8,6 +8,7 @@ import {
 } from '../queue/consumer-timeout';
 import {OutboundAllow, parseOutboundAllow} from '../outbound/address-policy';
 import {QUEUE_TYPES, QueueType} from '../queue/topology';
+import {MAX_PUBLISH_CHANNELS} from '../queue/task-publisher';
 import path from 'node:path';
 import {
   ConfigError,
@@ -69,6 +70,11 @@ export interface AppConfig {
   amqpConnectTimeoutMs: number;
   /** AMQP_QUEUE_TYPE: quorum (default) or classic. */
   amqpQueueType: QueueType;
+  /**
+   * AMQP_PUBLISH_CHANNELS: confirm channels a producer or API process
+   * spreads a batch of task messages over (a minute's runs, a backfill).
+   */
+  amqpPublishChannels: number;
   serviceName: string;
   logLevel: LogLevel;
   nodeEnv: NodeEnv;
@@ -622,6 +628,12 @@ function readConfig(env: Env): AppConfig {
       integer(100, 120_000),
     ),
     amqpQueueType: read(env, 'AMQP_QUEUE_TYPE', 'quorum', oneOf(QUEUE_TYPES)),
+    amqpPublishChannels: read(
+      env,
+      'AMQP_PUBLISH_CHANNELS',
+      4,
+      integer(1, MAX_PUBLISH_CHANNELS),
+    ),
     serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),
     logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
     nodeEnv,

@@ -107,6 +107,7 @@ export class ProducerObserver implements LifeCycleObserver {
       this.connection,
       this.logger,
       this.metrics,
+      {channels: this.config.amqpPublishChannels},
     );
     const pool = this.pool;
     const states = cached(SCRAPE_CACHE_MS, () => readSchedulerStates(pool));

@@ -45,7 +45,9 @@ export class BrokerService implements LifeCycleObserver {
         connectTimeoutMs: this.config.amqpConnectTimeoutMs,
       });
       this.connection = connection;
-      this.publisher = new TaskPublisher(connection, this.logger);
+      this.publisher = new TaskPublisher(connection, this.logger, undefined, {
+        channels: this.config.amqpPublishChannels,
+      });
       // The first request to publish opens the connection, which outlives
       // it: its socket, reconnects and their records belong to no request.
       // Requests that come while it opens wait for the same first attempt

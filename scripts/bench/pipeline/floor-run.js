@@ -2,7 +2,9 @@
 // The floor: what PostgreSQL and RabbitMQ cost with no application around
 // them. Just after the boundary (as the producer's ticker) one INSERT claims
 // every due run, each is published on a confirm channel (persistent,
-// mandatory), one UPDATE records every confirm's time as `published_at`;
+// mandatory; --floor-publish-channels K cuts the runs into K parts, each on
+// a channel of its own, as the producer's AMQP_PUBLISH_CHANNELS does), one
+// UPDATE records every confirm's time as `published_at`;
 // C bare consumer processes, each with the service workers' channel count
 // (prefetch 1), only ack: they drain the queue as fast as the service's
 // consumers could, so the broker works as hard during the publish.
@@ -42,19 +44,10 @@ const {
 // The floor starts when the producer's ticker would.
 const {AFTER_BOUNDARY_MS} = require('../../../dist/producer/minute-ticker');
 
-async function claimAndPublish(db, channel, slot) {
-  const {rows} = await db.query(
-    `INSERT INTO scheduler_execution
-       (scheduler_id, execution_key, slot, executed_at, container_id, status)
-     SELECT id, $1, $2, clock_timestamp(), 'floor', 'claimed'
-       FROM scheduler WHERE status
-     ON CONFLICT (scheduler_id, execution_key) DO NOTHING
-     RETURNING id, scheduler_id`,
-    [executionKey(slot), slot],
-  );
-  const confirmedAt = new Array(rows.length);
+/** Publishes rows[from, to) on one confirm channel; confirm times into `confirmedAt`. */
+async function publishPart(channel, rows, from, to, confirmedAt) {
   const confirms = [];
-  for (let i = 0; i < rows.length; i++) {
+  for (let i = from; i < to; i++) {
     const {id, scheduler_id: schedulerId} = rows[i];
     const body = Buffer.from(
       JSON.stringify({
@@ -87,6 +80,32 @@ async function claimAndPublish(db, channel, slot) {
     if (!accepted) await new Promise(resolve => channel.once('drain', resolve));
   }
   await Promise.all(confirms);
+}
+
+/** Claims the slot's runs, publishes them cut into one part per channel. */
+async function claimAndPublish(db, channels, slot) {
+  const {rows} = await db.query(
+    `INSERT INTO scheduler_execution
+       (scheduler_id, execution_key, slot, executed_at, container_id, status)
+     SELECT id, $1, $2, clock_timestamp(), 'floor', 'claimed'
+       FROM scheduler WHERE status
+     ON CONFLICT (scheduler_id, execution_key) DO NOTHING
+     RETURNING id, scheduler_id`,
+    [executionKey(slot), slot],
+  );
+  const confirmedAt = new Array(rows.length);
+  const size = Math.ceil(rows.length / channels.length);
+  await Promise.all(
+    channels.map((channel, k) =>
+      publishPart(
+        channel,
+        rows,
+        k * size,
+        Math.min(rows.length, (k + 1) * size),
+        confirmedAt,
+      ),
+    ),
+  );
   await db.query(
     `UPDATE scheduler_execution e
         SET published_at = c.at, status = 'published'
@@ -150,7 +169,11 @@ async function runFloor(opts) {
       () => connection.createChannel(),
       brokerTopology(retrySettings(env.config)),
     );
-    const channel = await connection.createConfirmChannel();
+    const channels = await Promise.all(
+      Array.from({length: opts.floorPublishChannels}, () =>
+        connection.createConfirmChannel(),
+      ),
+    );
     const consumers = startFloorConsumers(env.amqpUrl, opts);
     children.push(...consumers.map(c => c.child));
     if (!(await waitFor(() => consumers.every(c => c.ready), 30_000, 50))) {
@@ -161,7 +184,7 @@ async function runFloor(opts) {
     // The warm-up minutes: claimed, published and received as the measured one.
     for (const [i, warm] of slots.slice(0, -1).entries()) {
       await sleep(warm.getTime() + AFTER_BOUNDARY_MS - Date.now());
-      await claimAndPublish(db, channel, warm);
+      await claimAndPublish(db, channels, warm);
       const all = (i + 1) * opts.schedulers;
       await waitForWarmMinute(
         () => deliveries(consumers).received >= all,
@@ -175,7 +198,7 @@ async function runFloor(opts) {
     ];
     const machineBefore = machineCpu();
     await sleep(slot.getTime() + AFTER_BOUNDARY_MS - Date.now());
-    await claimAndPublish(db, channel, slot);
+    await claimAndPublish(db, channels, slot);
     const received = await waitFor(
       () => deliveries(consumers).received >= slots.length * opts.schedulers,
       opts.timeoutS * 1000,
@@ -201,6 +224,7 @@ async function runFloor(opts) {
         ? seconds((times.last - slot.getTime()) / 1000)
         : null,
       consumer_channels: opts.consumers * opts.channels,
+      publish_channels: opts.floorPublishChannels,
       cpu_s: {
         'claim+publish': +((own.user + own.system) / 1e6).toFixed(2),
         consumer: +consumerCpu.toFixed(2),

@@ -126,7 +126,7 @@ async function runService(opts) {
           nodeFlags,
         ),
       });
-    role('scheduler', 'producer', env.databaseUrl);
+    role('scheduler', 'producer', env.databaseUrl, opts.producerEnv);
     for (let i = 1; i <= opts.consumers; i++) {
       let url = env.databaseUrl;
       if (opts.roundTrips) {

@@ -78,6 +78,48 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
     };
   }
 
+  it('spreads a batch over its channels and reports each message confirmed once', async () => {
+    const publisher = new TaskPublisher(connection, logs.logger, undefined, {
+      channels: 4,
+    });
+    const confirmed = await publisher.publish(tasks(2000));
+    expect(confirmed.size).to.equal(2000);
+    expect(opened).to.have.length(4);
+    const ids = await queuedExecutionIds();
+    expect(ids).to.have.length(2000);
+    expect(new Set(ids).size).to.equal(2000);
+    // The channels stay open for the next batch.
+    await publisher.publish(tasks(8, 5000));
+    expect(opened).to.have.length(4);
+    await publisher.close();
+  });
+
+  it('a channel closed in the middle of a batch: its unconfirmed runs are reported not published, the rest stand', async () => {
+    closeMidway(2, 100);
+    const publisher = new TaskPublisher(connection, logs.logger, undefined, {
+      channels: 4,
+    });
+    const confirmed = await publisher.publish(tasks(2000));
+    // The other three channels' 1,500 runs all went out; of the closed
+    // channel's 500 at most the 100 published before it closed.
+    expect(confirmed.size).to.be.within(1500, 1600);
+    const ids = await queuedExecutionIds();
+    expect(new Set(ids).size).to.equal(ids.length);
+    for (const id of confirmed.keys()) expect(ids).to.containEql(id);
+    expect(logs.find('Some publishes were not confirmed')[0]).to.containDeep({
+      confirmed: confirmed.size,
+      not_confirmed: 2000 - confirmed.size,
+    });
+    const closed = logs.find('Publish channel failed during a batch');
+    expect(closed).to.have.length(1);
+    expect(closed[0]).to.match({not_sent: 400, error: /Channel closing/});
+    // The next batch opens a channel in place of the closed one.
+    const next = await publisher.publish(tasks(40, 9000));
+    expect(next.size).to.equal(40);
+    expect(opened).to.have.length(5);
+    await publisher.close();
+  });
+
   it('a single channel closed in the middle of a batch keeps what was confirmed before', async () => {
     closeMidway(1, 500);
     const publisher = new TaskPublisher(connection, logs.logger);

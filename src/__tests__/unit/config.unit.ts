@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/task_scheduler',
       amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
       amqpConnectTimeoutMs: 10_000,
+      amqpPublishChannels: 4,
       serviceName: 'task-scheduler',
       logLevel: 'info',
       nodeEnv: 'development',
@@ -66,6 +67,7 @@ describe('loadConfig', () => {
       CRON_RETRY_DELAY_MULTIPLIER: '1.5',
       CRON_LEDGER_DURABLE_COMMIT: 'true',
       CRON_WORKER_CHANNELS: '4',
+      AMQP_PUBLISH_CHANNELS: '2',
       AUTH_USER_CACHE_MS: '0',
     });
     expect(config).to.containDeep({
@@ -84,6 +86,7 @@ describe('loadConfig', () => {
       cronRetryDelayMultiplier: 1.5,
       cronLedgerDurableCommit: true,
       cronWorkerChannels: 4,
+      amqpPublishChannels: 2,
       authUserCacheMs: 0,
     });
   });
@@ -176,6 +179,21 @@ describe('loadConfig', () => {
       'CRON_WORKER_CHANNELS',
       '33',
       /CRON_WORKER_CHANNELS must be an integer between 1 and 32/,
+    ],
+    [
+      'AMQP_PUBLISH_CHANNELS',
+      '0',
+      /AMQP_PUBLISH_CHANNELS must be an integer between 1 and 16/,
+    ],
+    [
+      'AMQP_PUBLISH_CHANNELS',
+      '17',
+      /AMQP_PUBLISH_CHANNELS must be an integer between 1 and 16/,
+    ],
+    [
+      'AMQP_PUBLISH_CHANNELS',
+      '2.5',
+      /AMQP_PUBLISH_CHANNELS must be an integer between 1 and 16/,
     ],
     [
       'AUTH_USER_CACHE_MS',
