@@ -95,7 +95,10 @@ async function main() {
   });
   try {
     await connection.start();
-    const publisher = new TaskPublisher(connection, logger, metrics);
+    // As the producer role publishes: over AMQP_PUBLISH_CHANNELS channels.
+    const publisher = new TaskPublisher(connection, logger, metrics, {
+      channels: config.amqpPublishChannels,
+    });
 
     // Wait for a fresh minute so seeding does not run into the slot.
     const slotMs = Math.ceil((Date.now() + 5000) / 60000) * 60000 + 60000;

@@ -8,7 +8,10 @@ import {
 } from '../queue/consumer-timeout';
 import {OutboundAllow, parseOutboundAllow} from '../outbound/address-policy';
 import {QUEUE_TYPES, QueueType} from '../queue/topology';
-import {MAX_PUBLISH_CHANNELS} from '../queue/task-publisher';
+import {
+  DEFAULT_CONFIRM_TIMEOUT_MS,
+  MAX_PUBLISH_CHANNELS,
+} from '../queue/task-publisher';
 import path from 'node:path';
 import {
   ConfigError,
@@ -71,10 +74,15 @@ export interface AppConfig {
   /** AMQP_QUEUE_TYPE: quorum (default) or classic. */
   amqpQueueType: QueueType;
   /**
-   * AMQP_PUBLISH_CHANNELS: confirm channels a producer or API process
-   * spreads a batch of task messages over (a minute's runs, a backfill).
+   * AMQP_PUBLISH_CHANNELS: confirm channels a producer spreads a batch of
+   * task messages over (a minute's runs, a sweep's resends).
    */
   amqpPublishChannels: number;
+  /**
+   * AMQP_CONFIRM_TIMEOUT_MS: how long a batch of task messages waits for
+   * the broker's confirms before what is unanswered counts as not published.
+   */
+  amqpConfirmTimeoutMs: number;
   serviceName: string;
   logLevel: LogLevel;
   nodeEnv: NodeEnv;
@@ -633,6 +641,12 @@ function readConfig(env: Env): AppConfig {
       'AMQP_PUBLISH_CHANNELS',
       4,
       integer(1, MAX_PUBLISH_CHANNELS),
+    ),
+    amqpConfirmTimeoutMs: read(
+      env,
+      'AMQP_CONFIRM_TIMEOUT_MS',
+      DEFAULT_CONFIRM_TIMEOUT_MS,
+      integer(1_000, 600_000),
     ),
     serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),
     logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),

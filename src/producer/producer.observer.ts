@@ -107,7 +107,10 @@ export class ProducerObserver implements LifeCycleObserver {
       this.connection,
       this.logger,
       this.metrics,
-      {channels: this.config.amqpPublishChannels},
+      {
+        channels: this.config.amqpPublishChannels,
+        confirmTimeoutMs: this.config.amqpConfirmTimeoutMs,
+      },
     );
     const pool = this.pool;
     const states = cached(SCRAPE_CACHE_MS, () => readSchedulerStates(pool));

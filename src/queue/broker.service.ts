@@ -45,8 +45,9 @@ export class BrokerService implements LifeCycleObserver {
         connectTimeoutMs: this.config.amqpConnectTimeoutMs,
       });
       this.connection = connection;
+      // One channel: a backfill's runs reach the queue in slot order.
       this.publisher = new TaskPublisher(connection, this.logger, undefined, {
-        channels: this.config.amqpPublishChannels,
+        confirmTimeoutMs: this.config.amqpConfirmTimeoutMs,
       });
       // The first request to publish opens the connection, which outlives
       // it: its socket, reconnects and their records belong to no request.

@@ -78,6 +78,9 @@ function taskHeaders(
 /** How many confirm channels a publisher spreads a batch over, at most. */
 export const MAX_PUBLISH_CHANNELS = 16;
 
+/** How long a batch waits for the broker's answers by default. */
+export const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
+
 export interface TaskPublisherOptions {
   /**
    * Confirm channels a batch is spread over (1 to MAX_PUBLISH_CHANNELS):
@@ -86,17 +89,45 @@ export interface TaskPublisherOptions {
    * several. A batch smaller than two messages per channel uses fewer.
    */
   channels?: number;
+  /**
+   * How long a batch waits for the broker's answers: a broker stuck in
+   * flow control (seen when the task queue was deleted during a batch)
+   * never answers, and the tick or request waiting would hang for good.
+   * What is unanswered then counts as not published (the sweeper sends it
+   * again) and the batch's channels are closed.
+   */
+  confirmTimeoutMs?: number;
 }
 
-/** `tasks` cut into at most `parts` runs of consecutive tasks, none empty. */
+/** How many runs of at least two a batch of `length` is cut into, at most `parts`. */
+function partsFor(length: number, parts: number): number {
+  return Math.max(1, Math.min(parts, Math.floor(length / 2)));
+}
+
+/**
+ * `tasks` cut into at most `parts` runs of consecutive tasks whose sizes
+ * differ by at most one, each of at least two tasks (a batch of one or two
+ * is one run).
+ */
 export function splitIntoParts<T>(tasks: T[], parts: number): T[][] {
-  const count = Math.max(1, Math.min(parts, Math.floor(tasks.length / 2)));
-  const size = Math.ceil(tasks.length / count);
+  const count = partsFor(tasks.length, parts);
+  const base = Math.floor(tasks.length / count);
+  const longer = tasks.length % count;
   const cut: T[][] = [];
-  for (let i = 0; i < tasks.length; i += size) {
-    cut.push(tasks.slice(i, i + size));
+  let from = 0;
+  for (let i = 0; i < count; i++) {
+    const size = base + (i < longer ? 1 : 0);
+    cut.push(tasks.slice(from, from + size));
+    from += size;
   }
   return cut;
+}
+
+/** One batch's answers; `open` turns false at its deadline. */
+interface BatchAnswers {
+  confirmed: Confirmations;
+  returned: number;
+  open: boolean;
 }
 
 /**
@@ -108,6 +139,7 @@ export function splitIntoParts<T>(tasks: T[], parts: number): T[][] {
 export class TaskPublisher {
   private readonly channels: (Promise<ConfirmChannel> | undefined)[];
   private readonly returned = new Set<string>();
+  private readonly confirmTimeoutMs: number;
 
   constructor(
     private readonly connection: AmqpConnection,
@@ -126,34 +158,53 @@ export class TaskPublisher {
         `publish channels must be an integer from 1 to ${MAX_PUBLISH_CHANNELS}, not ${channels}`,
       );
     }
+    this.confirmTimeoutMs =
+      options.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
+    if (!(this.confirmTimeoutMs > 0)) {
+      throw new RangeError(
+        `the confirm timeout must be a positive number of ms, not ${this.confirmTimeoutMs}`,
+      );
+    }
     this.channels = new Array(channels).fill(undefined);
     connection.on('disconnected', () => this.forgetChannels());
   }
 
   /** Publishes all; resolves with the runs the broker confirmed, and when. */
   async publish(tasks: OutgoingTask[]): Promise<Confirmations> {
-    const confirmed: Confirmations = new Map();
-    if (tasks.length === 0) return confirmed;
-    const parts = splitIntoParts(tasks, this.channels.length);
-    let channels: ConfirmChannel[];
-    try {
-      channels = await Promise.all(parts.map((_, i) => this.openChannel(i)));
-    } catch (error) {
-      this.logger.warn('Publish skipped: broker unavailable', {
-        tasks: tasks.length,
-        error: (error as Error).message,
-      });
+    const batch: BatchAnswers = {confirmed: new Map(), returned: 0, open: true};
+    if (tasks.length === 0) return batch.confirmed;
+    const channels = await this.openChannels(
+      partsFor(tasks.length, this.channels.length),
+    );
+    if (channels.length === 0) {
       this.metrics?.count('publishes', {result: 'failed'}, tasks.length);
-      return confirmed;
+      return batch.confirmed;
     }
+    const parts = splitIntoParts(tasks, channels.length);
     const publishedAt = Date.now();
     // A run now or re-drive: its task's log lines name the request.
     const requestId = currentRequestId();
-    const returned = await Promise.all(
+    const answered = Promise.all(
       parts.map((part, i) =>
-        this.publishOn(channels[i], part, {publishedAt, requestId}, confirmed),
+        this.publishOn(
+          channels[i].channel,
+          part,
+          {publishedAt, requestId},
+          batch,
+        ),
       ),
-    ).then(counts => counts.reduce((sum, count) => sum + count, 0));
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timed out'>(resolve => {
+      timer = setTimeout(() => resolve('timed out'), this.confirmTimeoutMs);
+    });
+    const outcome = await Promise.race([answered, deadline]).finally(() =>
+      clearTimeout(timer),
+    );
+    // Late answers no longer count: the caller is told now.
+    batch.open = false;
+    if (outcome === 'timed out') this.giveUp(channels, tasks.length, batch);
+    const {confirmed, returned} = batch;
     const failed = tasks.length - confirmed.size;
     this.metrics?.count('publishes', {result: 'confirmed'}, confirmed.size);
     this.metrics?.count('publishes', {result: 'returned'}, returned);
@@ -179,17 +230,71 @@ export class TaskPublisher {
   }
 
   /**
-   * Publishes `tasks` in order on one channel; resolves, once each has its
-   * answer, with how many came back unrouted. Confirms go into `confirmed`.
+   * Up to `wanted` channels, in slot order, leaving out slots that do not
+   * open (a broker's channel limit, say): a batch goes out on fewer rather
+   * than not at all. None open: logged, and the batch is skipped.
+   */
+  private async openChannels(
+    wanted: number,
+  ): Promise<{slot: number; channel: ConfirmChannel}[]> {
+    const settled = await Promise.allSettled(
+      Array.from({length: wanted}, (_, slot) => this.openChannel(slot)),
+    );
+    const opened = settled.flatMap((result, slot) =>
+      result.status === 'fulfilled' ? [{slot, channel: result.value}] : [],
+    );
+    const refused = settled.find(
+      (result): result is PromiseRejectedResult => result.status === 'rejected',
+    );
+    if (refused === undefined) return opened;
+    const error = (refused.reason as Error)?.message ?? String(refused.reason);
+    if (opened.length === 0) {
+      this.logger.warn('Publish skipped: no channel could be opened', {
+        wanted,
+        error,
+      });
+    } else {
+      this.logger.warn('Publishing on fewer channels than configured', {
+        wanted,
+        opened: opened.length,
+        error,
+      });
+    }
+    return opened;
+  }
+
+  /**
+   * The batch's deadline passed: its unanswered messages count as not
+   * published, and its channels are closed (the next batch opens new ones).
+   */
+  private giveUp(
+    channels: {slot: number; channel: ConfirmChannel}[],
+    tasks: number,
+    batch: BatchAnswers,
+  ): void {
+    this.logger.error('Publish confirms timed out', {
+      timeout_ms: this.confirmTimeoutMs,
+      tasks,
+      confirmed: batch.confirmed.size,
+      unanswered: tasks - batch.confirmed.size - batch.returned,
+    });
+    for (const {slot, channel} of channels) {
+      this.channels[slot] = undefined;
+      closeQuietly(channel).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Publishes `tasks` in order on one channel; resolves once each has its
+   * answer. Confirms and returns go into `batch` while it is open.
    */
   private async publishOn(
     channel: ConfirmChannel,
     tasks: OutgoingTask[],
     stamp: {publishedAt: number; requestId: string | undefined},
-    confirmed: Confirmations,
-  ): Promise<number> {
+    batch: BatchAnswers,
+  ): Promise<void> {
     const confirmations: Promise<void>[] = [];
-    let returned = 0;
     for (const [index, task] of tasks.entries()) {
       const messageId = `${task.executionId}`;
       let answered!: () => void;
@@ -208,9 +313,13 @@ export class TaskPublisher {
             headers: taskHeaders(task, stamp.publishedAt, stamp.requestId),
           },
           error => {
-            // An error is a nack, or the channel closed first: failed.
-            if (!error && this.returned.delete(messageId)) returned++;
-            else if (!error) confirmed.set(task.executionId, new Date());
+            // Returned, then acked: no queue took it. An error is a nack, or
+            // the channel closed first: failed. Either way its mark goes.
+            const wasReturned = this.returned.delete(messageId);
+            if (batch.open && !error) {
+              if (wasReturned) batch.returned++;
+              else batch.confirmed.set(task.executionId, new Date());
+            }
             answered();
           },
         );
@@ -229,7 +338,6 @@ export class TaskPublisher {
       if (!accepted) await drainedOrClosed(channel);
     }
     await Promise.all(confirmations);
-    return returned;
   }
 
   /** The next batch opens its channels afresh. */

@@ -120,6 +120,65 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
     await publisher.close();
   });
 
+  it('a broker that allows fewer channels: the batch goes out on those that open, with a warning', async () => {
+    await connection.stop();
+    logs = new LogCapture();
+    connection = new AmqpConnection(
+      `${TEST_AMQP_URL}?channelMax=3`,
+      logs.logger,
+      {
+        onConnect: c =>
+          assertTopology(() => c.createChannel(), brokerTopology(TEST_RETRY)),
+      },
+    );
+    await connection.start();
+    const publisher = new TaskPublisher(connection, logs.logger, undefined, {
+      channels: 4,
+    });
+    for (const first of [1, 1001]) {
+      const confirmed = await publisher.publish(tasks(1000, first));
+      expect(confirmed.size).to.equal(1000);
+    }
+    const fewer = logs.find('Publishing on fewer channels than configured');
+    expect(fewer).to.have.length(2);
+    expect(fewer[0]).to.match({wanted: 4, opened: 3});
+    expect(fewer[0].error).to.match(/channel/i);
+    expect(await queuedExecutionIds()).to.have.length(2000);
+    await publisher.close();
+  });
+
+  it('a broker that never confirms: the batch ends at its deadline, the unanswered count as not published', async () => {
+    // The broker takes message 5 but its confirm never reaches the
+    // publisher, as a connection stuck in flow control does.
+    const create = connection.createConfirmChannel.bind(connection);
+    connection.createConfirmChannel = async () => {
+      const channel = await create();
+      const publish = channel.publish.bind(channel);
+      let calls = 0;
+      channel.publish = (...args: Parameters<ConfirmChannel['publish']>) =>
+        ++calls === 5
+          ? publish(args[0], args[1], args[2], args[3], () => undefined)
+          : publish(...args);
+      return channel;
+    };
+    const publisher = new TaskPublisher(connection, logs.logger, undefined, {
+      confirmTimeoutMs: 400,
+    });
+    const started = Date.now();
+    const confirmed = await publisher.publish(tasks(20));
+    expect(Date.now() - started).to.be.within(400, 5000);
+    expect(confirmed.size).to.equal(19);
+    expect(confirmed.has(5)).to.be.false();
+    const timedOut = logs.find('Publish confirms timed out');
+    expect(timedOut).to.have.length(1);
+    expect(timedOut[0]).to.match({timeout_ms: 400, tasks: 20, unanswered: 1});
+    // Its channel was let go: the next batch opens a new one.
+    const next = await publisher.publish(tasks(10, 100));
+    expect(next.size).to.equal(9);
+    expect(opened).to.have.length(2);
+    await publisher.close();
+  });
+
   it('a single channel closed in the middle of a batch keeps what was confirmed before', async () => {
     closeMidway(1, 500);
     const publisher = new TaskPublisher(connection, logs.logger);

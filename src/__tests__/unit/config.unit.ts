@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       amqpUrl: 'amqp://guest:guest@127.0.0.1:5672',
       amqpConnectTimeoutMs: 10_000,
       amqpPublishChannels: 4,
+      amqpConfirmTimeoutMs: 60_000,
       serviceName: 'task-scheduler',
       logLevel: 'info',
       nodeEnv: 'development',
@@ -68,6 +69,7 @@ describe('loadConfig', () => {
       CRON_LEDGER_DURABLE_COMMIT: 'true',
       CRON_WORKER_CHANNELS: '4',
       AMQP_PUBLISH_CHANNELS: '2',
+      AMQP_CONFIRM_TIMEOUT_MS: '5000',
       AUTH_USER_CACHE_MS: '0',
     });
     expect(config).to.containDeep({
@@ -87,6 +89,7 @@ describe('loadConfig', () => {
       cronLedgerDurableCommit: true,
       cronWorkerChannels: 4,
       amqpPublishChannels: 2,
+      amqpConfirmTimeoutMs: 5000,
       authUserCacheMs: 0,
     });
   });
@@ -194,6 +197,16 @@ describe('loadConfig', () => {
       'AMQP_PUBLISH_CHANNELS',
       '2.5',
       /AMQP_PUBLISH_CHANNELS must be an integer between 1 and 16/,
+    ],
+    [
+      'AMQP_CONFIRM_TIMEOUT_MS',
+      '999',
+      /AMQP_CONFIRM_TIMEOUT_MS must be an integer between 1000 and 600000/,
+    ],
+    [
+      'AMQP_CONFIRM_TIMEOUT_MS',
+      'never',
+      /AMQP_CONFIRM_TIMEOUT_MS must be an integer between 1000 and 600000/,
     ],
     [
       'AUTH_USER_CACHE_MS',

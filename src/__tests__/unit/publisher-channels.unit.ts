@@ -9,10 +9,14 @@ import {
 import {LogCapture} from '../fixtures/log-capture';
 
 describe('publish channels', () => {
-  it('cuts a batch into consecutive parts, one per channel, none empty', () => {
+  it('cuts a batch into consecutive parts, one per channel, sizes differing by one at most', () => {
     const tasks = Array.from({length: 10}, (_, i) => i);
-    const parts = splitIntoParts(tasks, 4);
-    expect(parts).to.eql([[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]);
+    expect(splitIntoParts(tasks, 4)).to.eql([
+      [0, 1, 2],
+      [3, 4, 5],
+      [6, 7],
+      [8, 9],
+    ]);
     expect(splitIntoParts(tasks, 1)).to.eql([tasks]);
   });
 
@@ -23,15 +27,24 @@ describe('publish channels', () => {
       [1, 2, 3],
       [4, 5],
     ]);
+    expect(splitIntoParts([1, 2, 3, 4, 5, 6, 7], 4)).to.eql([
+      [1, 2, 3],
+      [4, 5],
+      [6, 7],
+    ]);
   });
 
-  it('keeps every task exactly once whatever the sizes', () => {
-    for (const length of [2, 7, 31, 64, 1000, 10_001]) {
-      for (const channels of [1, 2, 3, 4, MAX_PUBLISH_CHANNELS]) {
+  it('uses as many channels as it can, keeps every task once, and balances the parts', () => {
+    for (const length of [2, 3, 7, 9, 16, 17, 31, 33, 64, 1000, 10_001]) {
+      for (const channels of [1, 2, 3, 4, 7, 10, MAX_PUBLISH_CHANNELS]) {
         const tasks = Array.from({length}, (_, i) => i);
         const parts = splitIntoParts(tasks, channels);
-        expect(parts.length).to.be.within(1, channels);
-        expect(parts.every(part => part.length > 0)).to.be.true();
+        const sizes = parts.map(part => part.length);
+        expect(parts.length).to.equal(
+          Math.min(channels, Math.floor(length / 2)),
+        );
+        expect(Math.min(...sizes)).to.be.aboveOrEqual(2);
+        expect(Math.max(...sizes) - Math.min(...sizes)).to.be.belowOrEqual(1);
         expect(parts.flat()).to.eql(tasks);
       }
     }
@@ -51,5 +64,16 @@ describe('publish channels', () => {
           channels: MAX_PUBLISH_CHANNELS,
         }),
     ).not.to.throw();
+  });
+
+  it('refuses a confirm timeout that is not a positive number of ms', () => {
+    const connection = new EventEmitter() as unknown as AmqpConnection;
+    const {logger} = new LogCapture();
+    for (const confirmTimeoutMs of [0, -1, NaN]) {
+      expect(
+        () =>
+          new TaskPublisher(connection, logger, undefined, {confirmTimeoutMs}),
+      ).to.throw(RangeError, {message: /confirm timeout must be a positive/});
+    }
   });
 });
