@@ -134,6 +134,26 @@ function isInstant(text: string): boolean {
 }
 
 /**
+ * Refuses an RRULE whose INTERVAL is not a positive integer (RFC 5545).
+ * ical.js reads 0, -2 and 1.5 as 1, so the rule a file got wrong would be
+ * imported as another one; the raw text (its folded lines joined) is read.
+ */
+function checkRuleIntervals(text: string): void {
+  const unfolded = text.replace(/\r?\n[ \t]/g, '');
+  for (const [, value] of unfolded.matchAll(/^RRULE(?:;[^:\r\n]*)?:(.*)$/gim)) {
+    for (const part of value.split(';')) {
+      const [name, interval = ''] = part.split('=');
+      if (name.trim().toUpperCase() !== 'INTERVAL') continue;
+      if (!/^[1-9]\d*$/.test(interval.trim())) {
+        throw new NotICalendarError(
+          `the body's RRULE INTERVAL ${JSON.stringify(interval.slice(0, 20))} is not a positive integer`,
+        );
+      }
+    }
+  }
+}
+
+/**
  * The file's VCALENDARs: one, or several one after another (a legal
  * iCalendar stream; ical.js then answers a list of them).
  */
@@ -144,6 +164,7 @@ function parseCalendars(text: string): ICAL.Component[] {
   } catch (error) {
     throw new NotICalendarError(`the body is not iCalendar${icalSaid(error)}`);
   }
+  checkRuleIntervals(text);
   const roots = Array.isArray(parsed[0]) ? (parsed as unknown[][]) : [parsed];
   if (parsed.length === 0) {
     throw new NotICalendarError('the body is not iCalendar: it holds nothing');

@@ -245,4 +245,37 @@ describe('iCalendar import: values ical.js reads only when asked (review: each w
       );
     }
   });
+
+  // RFC 5545: INTERVAL is a positive integer. ical.js reads 0, -2 and 1.5
+  // as 1, so a rule the file got wrong was imported as every day.
+  for (const interval of ['0', '-2', '1.5', '00']) {
+    it(`refuses RRULE INTERVAL=${interval} instead of reading it as 1`, () => {
+      const rule = `RRULE:FREQ=DAILY;INTERVAL=${interval};COUNT=3`;
+      expect(() =>
+        importAllDayDates(
+          oneEvent(['DTSTART;VALUE=DATE:20261201', rule]),
+          NOW,
+          20_000,
+        ),
+      ).to.throw(NotICalendarError, {
+        message: `the body's RRULE INTERVAL ${JSON.stringify(interval)} is not a positive integer`,
+      });
+    });
+  }
+
+  it('reads a folded RRULE with INTERVAL=2 and checks a folded INTERVAL=0', () => {
+    const folded = (interval: string) =>
+      oneEvent([
+        'DTSTART;VALUE=DATE:20261201',
+        `RRULE:FREQ=DAILY;COUNT=3;INTER\r\n VAL=${interval}`,
+      ]);
+    expect(importAllDayDates(folded('2'), NOW, 20_000).dates).to.eql([
+      '2026-12-01',
+      '2026-12-03',
+      '2026-12-05',
+    ]);
+    expect(() => importAllDayDates(folded('0'), NOW, 20_000)).to.throw(
+      /RRULE INTERVAL "0" is not a positive integer/,
+    );
+  });
 });
