@@ -3,7 +3,6 @@ import {AppConfig, loadConfig} from './config';
 import {HealthBindings} from './keys';
 import {settleDebugColours} from './logging/debug-colours';
 import {createLogger, Logger} from './logging/logger';
-import {gatherTurnWrites} from './logging/stdout-writes';
 import {trapShutdownSignals} from './process/shutdown';
 import {shutdownDeadlineMs} from './process/shutdown-deadline';
 import {startupErrorLine} from './process/startup-error';
@@ -36,7 +35,6 @@ export async function main(
   config: AppConfig,
 ): Promise<TaskSchedulerApplication> {
   settleDebugColours();
-  if (config.logWriteMode === 'turn') gatherTurnWrites(process.stdout);
   const logger = createLogger({
     level: config.logLevel,
     service: config.serviceName,

@@ -8,7 +8,6 @@ import {
 } from '../queue/consumer-timeout';
 import {OutboundAllow, parseOutboundAllow} from '../outbound/address-policy';
 import {QUEUE_TYPES, QueueType} from '../queue/topology';
-import {LOG_WRITE_MODES, LogWriteMode} from '../logging/stdout-writes';
 import {
   DEFAULT_CONFIRM_TIMEOUT_MS,
   MAX_PUBLISH_CHANNELS,
@@ -86,12 +85,6 @@ export interface AppConfig {
   amqpConfirmTimeoutMs: number;
   serviceName: string;
   logLevel: LogLevel;
-  /**
-   * LOG_WRITE_MODE: `line` (default) writes each log line to stdout at
-   * once; `turn` writes a turn of the event loop's lines together (less
-   * CPU; a process killed outright loses its last turn's lines).
-   */
-  logWriteMode: LogWriteMode;
   nodeEnv: NodeEnv;
   requestBodyLimit: string;
   /** TRUST_PROXY: behind a TLS-terminating proxy (X-Forwarded-For/-Proto honoured, HSTS sent). */
@@ -657,7 +650,6 @@ function readConfig(env: Env): AppConfig {
     ),
     serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),
     logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
-    logWriteMode: read(env, 'LOG_WRITE_MODE', 'line', oneOf(LOG_WRITE_MODES)),
     nodeEnv,
     requestBodyLimit: read(env, 'REQUEST_BODY_LIMIT', '1mb', bodyLimit),
     trustProxy: read(env, 'TRUST_PROXY', false, boolean),

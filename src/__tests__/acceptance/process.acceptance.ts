@@ -120,29 +120,6 @@ describe('service process', function (this: Mocha.Suite) {
     expect((await service.exited()).code).to.equal(0);
   });
 
-  it('LOG_WRITE_MODE=turn: a worker and the API log as with line, down to the shutdown lines', async () => {
-    const port = await freePort();
-    const service = startService({
-      APP_MODE: 'all',
-      PORT: String(port),
-      LOG_WRITE_MODE: 'turn',
-    });
-    await service.waitForLog('Service started');
-    await service.waitForLog('cron-worker started');
-    const res = await fetch(`http://127.0.0.1:${port}/api/ping`);
-    expect(res.status).to.equal(200);
-    await service.waitForLog('Request completed');
-    service.child.kill('SIGTERM');
-    expect((await service.exited()).code).to.equal(0);
-    const messages = service.records().map(r => r.msg);
-    for (const msg of ['Shutdown requested', 'cron-worker stopped']) {
-      expect(messages).to.containEql(msg);
-    }
-    // The process's very last line, written just before it exits.
-    expect(messages[messages.length - 1]).to.equal('Shutdown complete');
-    expect(service.stderr).to.deepEqual([]);
-  });
-
   it('APP_MODE=api serves HTTP on PORT', async () => {
     const port = await freePort();
     const service = startService({APP_MODE: 'api', PORT: String(port)});
@@ -158,7 +135,6 @@ describe('service process', function (this: Mocha.Suite) {
     ['CRON_MAX_RETRIES', 'abc'],
     ['CRON_RETRY_DELAY_MS', '-1000'],
     ['LOG_LEVEL', 'loud'],
-    ['LOG_WRITE_MODE', 'async'],
     ['DATABASE_URL', 'postgres//missing-colon'],
     ['AMQP_URL', 'not a url'],
     ['HEALTH_PORT', '70000'],
