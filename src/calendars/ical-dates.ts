@@ -134,13 +134,24 @@ function isInstant(text: string): boolean {
 }
 
 /**
+ * An RRULE content line: its parameters (a quoted value may hold `:` and
+ * `;`), then its value. Applied to one line at a time, with `s` so that
+ * U+2028, U+2029 and a lone CR stay inside the line as ical.js keeps them.
+ */
+const RRULE_LINE =
+  /^RRULE(?:;[^:;"=]*=(?:"[^"]*"|[^:;",]*)(?:,(?:"[^"]*"|[^:;",]*))*)*:(.*)$/is;
+
+/**
  * Refuses an RRULE whose INTERVAL is not a positive integer (RFC 5545).
  * ical.js reads 0, -2 and 1.5 as 1, so the rule a file got wrong would be
- * imported as another one; the raw text (its folded lines joined) is read.
+ * imported as another one; the raw text is read, its folded lines joined
+ * and split where ical.js splits them (CRLF or LF).
  */
 function checkRuleIntervals(text: string): void {
-  const unfolded = text.replace(/\r?\n[ \t]/g, '');
-  for (const [, value] of unfolded.matchAll(/^RRULE(?:;[^:\r\n]*)?:(.*)$/gim)) {
+  const lines = text.replace(/\r?\n[ \t]/g, '').split(/\r?\n/);
+  for (const line of lines) {
+    const value = RRULE_LINE.exec(line)?.[1];
+    if (value === undefined) continue;
     for (const part of value.split(';')) {
       const [name, interval = ''] = part.split('=');
       if (name.trim().toUpperCase() !== 'INTERVAL') continue;

@@ -123,6 +123,17 @@ export function splitIntoParts<T>(tasks: T[], parts: number): T[][] {
   return cut;
 }
 
+/** A channel slot a batch asked for, and the channel it is opening. */
+interface OpeningSlot {
+  slot: number;
+  opening: Promise<ConfirmChannel>;
+}
+
+/** A slot whose channel opened. */
+interface OpenSlot extends OpeningSlot {
+  channel: ConfirmChannel;
+}
+
 /** One batch's answers; `open` turns false at its deadline. */
 interface BatchAnswers {
   confirmed: Confirmations;
@@ -169,43 +180,62 @@ export class TaskPublisher {
     connection.on('disconnected', () => this.forgetChannels());
   }
 
-  /** Publishes all; resolves with the runs the broker confirmed, and when. */
+  /**
+   * Publishes all; resolves with the runs the broker confirmed, and when,
+   * within `confirmTimeoutMs` whatever the broker does (opening the
+   * channels included: a connection stuck in flow control answers nothing).
+   */
   async publish(tasks: OutgoingTask[]): Promise<Confirmations> {
     const batch: BatchAnswers = {confirmed: new Map(), returned: 0, open: true};
     if (tasks.length === 0) return batch.confirmed;
-    const channels = await this.openChannels(
-      partsFor(tasks.length, this.channels.length),
-    );
-    if (channels.length === 0) {
-      this.metrics?.count('publishes', {result: 'failed'}, tasks.length);
-      return batch.confirmed;
-    }
-    const parts = splitIntoParts(tasks, channels.length);
-    const publishedAt = Date.now();
-    // A run now or re-drive: its task's log lines name the request.
-    const requestId = currentRequestId();
-    const answered = Promise.all(
-      parts.map((part, i) =>
-        this.publishOn(
-          channels[i].channel,
-          part,
-          {publishedAt, requestId},
-          batch,
-        ),
-      ),
-    );
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timed out'>(resolve => {
       timer = setTimeout(() => resolve('timed out'), this.confirmTimeoutMs);
     });
-    const outcome = await Promise.race([answered, deadline]).finally(() =>
-      clearTimeout(timer),
-    );
-    // Late answers no longer count: the caller is told now.
+    try {
+      const slots = Array.from(
+        {length: partsFor(tasks.length, this.channels.length)},
+        (_, slot) => ({slot, opening: this.openChannel(slot)}),
+      );
+      const channels = await Promise.race([this.opened(slots), deadline]);
+      if (channels === 'timed out') {
+        this.giveUp(slots, tasks.length, batch, 'opening channels');
+        return this.reported(batch, tasks.length);
+      }
+      if (channels.length === 0) {
+        this.metrics?.count('publishes', {result: 'failed'}, tasks.length);
+        return batch.confirmed;
+      }
+      const parts = splitIntoParts(tasks, channels.length);
+      const publishedAt = Date.now();
+      // A run now or re-drive: its task's log lines name the request.
+      const requestId = currentRequestId();
+      const answered = Promise.all(
+        parts.map((part, i) =>
+          this.publishOn(
+            channels[i].channel,
+            part,
+            {publishedAt, requestId},
+            batch,
+          ),
+        ),
+      );
+      if ((await Promise.race([answered, deadline])) === 'timed out') {
+        this.giveUp(channels, tasks.length, batch, 'waiting for confirms');
+      }
+      return this.reported(batch, tasks.length);
+    } finally {
+      clearTimeout(timer);
+      // Late answers no longer count: the caller is told now.
+      batch.open = false;
+    }
+  }
+
+  /** Counts and logs the batch's outcome; what the broker confirmed. */
+  private reported(batch: BatchAnswers, tasks: number): Confirmations {
     batch.open = false;
-    if (outcome === 'timed out') this.giveUp(channels, tasks.length, batch);
     const {confirmed, returned} = batch;
-    const failed = tasks.length - confirmed.size;
+    const failed = tasks - confirmed.size;
     this.metrics?.count('publishes', {result: 'confirmed'}, confirmed.size);
     this.metrics?.count('publishes', {result: 'returned'}, returned);
     this.metrics?.count('publishes', {result: 'failed'}, failed - returned);
@@ -230,24 +260,23 @@ export class TaskPublisher {
   }
 
   /**
-   * Up to `wanted` channels, in slot order, leaving out slots that do not
-   * open (a broker's channel limit, say): a batch goes out on fewer rather
-   * than not at all. None open: logged, and the batch is skipped.
+   * The slots' channels that opened, in slot order, leaving out those that
+   * did not (a broker's channel limit, say): a batch goes out on fewer
+   * rather than not at all. None open: logged, and the batch is skipped.
    */
-  private async openChannels(
-    wanted: number,
-  ): Promise<{slot: number; channel: ConfirmChannel}[]> {
-    const settled = await Promise.allSettled(
-      Array.from({length: wanted}, (_, slot) => this.openChannel(slot)),
-    );
-    const opened = settled.flatMap((result, slot) =>
-      result.status === 'fulfilled' ? [{slot, channel: result.value}] : [],
+  private async opened(slots: OpeningSlot[]): Promise<OpenSlot[]> {
+    const settled = await Promise.allSettled(slots.map(s => s.opening));
+    const opened = settled.flatMap((result, i) =>
+      result.status === 'fulfilled'
+        ? [{...slots[i], channel: result.value}]
+        : [],
     );
     const refused = settled.find(
       (result): result is PromiseRejectedResult => result.status === 'rejected',
     );
     if (refused === undefined) return opened;
     const error = (refused.reason as Error)?.message ?? String(refused.reason);
+    const wanted = slots.length;
     if (opened.length === 0) {
       this.logger.warn('Publish skipped: no channel could be opened', {
         wanted,
@@ -265,22 +294,27 @@ export class TaskPublisher {
 
   /**
    * The batch's deadline passed: its unanswered messages count as not
-   * published, and its channels are closed (the next batch opens new ones).
+   * published, and its channels are let go and closed (once open), so the
+   * next batch opens new ones. A slot another batch has since filled is
+   * left alone.
    */
   private giveUp(
-    channels: {slot: number; channel: ConfirmChannel}[],
+    slots: OpeningSlot[],
     tasks: number,
     batch: BatchAnswers,
+    stage: string,
   ): void {
+    batch.open = false;
     this.logger.error('Publish confirms timed out', {
       timeout_ms: this.confirmTimeoutMs,
+      stage,
       tasks,
       confirmed: batch.confirmed.size,
       unanswered: tasks - batch.confirmed.size - batch.returned,
     });
-    for (const {slot, channel} of channels) {
-      this.channels[slot] = undefined;
-      closeQuietly(channel).catch(() => undefined);
+    for (const {slot, opening} of slots) {
+      if (this.channels[slot] === opening) this.channels[slot] = undefined;
+      opening.then(closeQuietly).catch(() => undefined);
     }
   }
 
@@ -296,6 +330,8 @@ export class TaskPublisher {
   ): Promise<void> {
     const confirmations: Promise<void>[] = [];
     for (const [index, task] of tasks.entries()) {
+      // The batch ended at its deadline and was reported: nothing more goes.
+      if (!batch.open) break;
       const messageId = `${task.executionId}`;
       let answered!: () => void;
       const answer = new Promise<void>(resolve => (answered = resolve));
@@ -324,6 +360,7 @@ export class TaskPublisher {
           },
         );
       } catch (error) {
+        if (!batch.open) break;
         // The channel closed under this batch (the broker ended it, or the
         // connection dropped while we waited for drain): the rest of this
         // part is not published, and what was confirmed before still is.

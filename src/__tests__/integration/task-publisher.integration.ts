@@ -171,11 +171,39 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
     expect(confirmed.has(5)).to.be.false();
     const timedOut = logs.find('Publish confirms timed out');
     expect(timedOut).to.have.length(1);
-    expect(timedOut[0]).to.match({timeout_ms: 400, tasks: 20, unanswered: 1});
+    expect(timedOut[0]).to.match({
+      timeout_ms: 400,
+      stage: 'waiting for confirms',
+      tasks: 20,
+      unanswered: 1,
+    });
     // Its channel was let go: the next batch opens a new one.
     const next = await publisher.publish(tasks(10, 100));
     expect(next.size).to.equal(9);
     expect(opened).to.have.length(2);
+    await publisher.close();
+  });
+
+  it('a broker that never answers a channel open: the batch still ends at its deadline, and the next opens afresh', async () => {
+    const create = connection.createConfirmChannel.bind(connection);
+    let stalled = true;
+    connection.createConfirmChannel = () =>
+      stalled ? new Promise<ConfirmChannel>(() => undefined) : create();
+    const publisher = new TaskPublisher(connection, logs.logger, undefined, {
+      channels: 2,
+      confirmTimeoutMs: 400,
+    });
+    const started = Date.now();
+    const confirmed = await publisher.publish(tasks(10));
+    expect(Date.now() - started).to.be.within(400, 5000);
+    expect(confirmed.size).to.equal(0);
+    const timedOut = logs.find('Publish confirms timed out');
+    expect(timedOut).to.have.length(1);
+    expect(timedOut[0]).to.match({stage: 'opening channels', unanswered: 10});
+    // The stalled slots were let go: the broker answering again is enough.
+    stalled = false;
+    const next = await publisher.publish(tasks(10, 100));
+    expect(next.size).to.equal(10);
     await publisher.close();
   });
 
