@@ -55,6 +55,14 @@ export class GroupGuard {
     return this.guardian?.pid;
   }
 
+  /** Whether this process has seen its guardian exit (tests). */
+  get guardianExited(): boolean {
+    return (
+      this.guardian !== undefined &&
+      (this.guardian.exitCode !== null || this.guardian.signalCode !== null)
+    );
+  }
+
   /** Ends the guardian as if this process died (tests): it kills what is still guarded. */
   end(): void {
     this.guardian?.stdin?.end();

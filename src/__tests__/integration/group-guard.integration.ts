@@ -92,6 +92,9 @@ describe('group guard: what a worker started dies with its consumer', () => {
     const killed = guard.guardianPid!;
     process.kill(killed, 'SIGKILL');
     await eventually(() => !isRunning(killed) || undefined);
+    // Gone from /proc is not yet seen by this process: its exit event comes
+    // on a later turn (CI, under load, guarded the next worker in between).
+    await eventually(() => guard.guardianExited || undefined);
     const second = spawn(path.join(dir, 'wrapper'), [path.join(dir, 'b.pid')], {
       detached: true,
       stdio: 'ignore',
