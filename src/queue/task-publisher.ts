@@ -226,13 +226,12 @@ export class TaskPublisher {
       return this.reported(batch, tasks.length);
     } finally {
       clearTimeout(timer);
-      // Late answers no longer count: the caller is told now.
-      batch.open = false;
     }
   }
 
   /** Counts and logs the batch's outcome; what the broker confirmed. */
   private reported(batch: BatchAnswers, tasks: number): Confirmations {
+    // Late answers no longer count: the caller is told now.
     batch.open = false;
     const {confirmed, returned} = batch;
     const failed = tasks - confirmed.size;
@@ -304,7 +303,6 @@ export class TaskPublisher {
     batch: BatchAnswers,
     stage: string,
   ): void {
-    batch.open = false;
     this.logger.error('Publish confirms timed out', {
       timeout_ms: this.confirmTimeoutMs,
       stage,

@@ -26,6 +26,7 @@ const {
   TASK_QUEUE,
 } = require('../../../dist/queue/topology');
 const {executionKey} = require('../../../dist/scheduling/execution-key');
+const {splitIntoParts} = require('../../../dist/queue/task-publisher');
 const {
   amqpSocketOf,
   coalesceTurnWrites,
@@ -44,10 +45,10 @@ const {
 // The floor starts when the producer's ticker would.
 const {AFTER_BOUNDARY_MS} = require('../../../dist/producer/minute-ticker');
 
-/** Publishes rows[from, to) on one confirm channel; confirm times into `confirmedAt`. */
-async function publishPart(channel, rows, from, to, confirmedAt) {
+/** Publishes the rows at `indices` on one confirm channel; confirm times into `confirmedAt`. */
+async function publishPart(channel, rows, indices, confirmedAt) {
   const confirms = [];
-  for (let i = from; i < to; i++) {
+  for (const i of indices) {
     const {id, scheduler_id: schedulerId} = rows[i];
     const body = Buffer.from(
       JSON.stringify({
@@ -94,16 +95,14 @@ async function claimAndPublish(db, channels, slot) {
     [executionKey(slot), slot],
   );
   const confirmedAt = new Array(rows.length);
-  const size = Math.ceil(rows.length / channels.length);
+  // Cut as the producer cuts a batch over its channels.
+  const parts = splitIntoParts(
+    rows.map((_, i) => i),
+    channels.length,
+  );
   await Promise.all(
-    channels.map((channel, k) =>
-      publishPart(
-        channel,
-        rows,
-        k * size,
-        Math.min(rows.length, (k + 1) * size),
-        confirmedAt,
-      ),
+    parts.map((indices, k) =>
+      publishPart(channels[k], rows, indices, confirmedAt),
     ),
   );
   await db.query(
