@@ -116,6 +116,29 @@ export class AmqpConnection extends EventEmitter {
     }
   }
 
+  /**
+   * Ends the connection at once, without the close handshake: a broker that
+   * stopped reading this socket (a connection stuck in flow control) would
+   * never answer one. The reconnect follows as after any loss. For a
+   * connection that stopped answering: a fresh one is served at once.
+   */
+  drop(reason: string): void {
+    const connection = this.connection;
+    if (!connection) return;
+    this.logger.warn('Broker connection dropped', {
+      broker: this.node,
+      reason,
+    });
+    // Gone for this side now, whatever amqplib makes of it: channels are
+    // re-created on the next connection.
+    this.connection = undefined;
+    this.emit('disconnected');
+    this.scheduleReconnect(new Error(`dropped: ${reason}`));
+    const socket = amqpSocketOf(connection);
+    if (socket) socket.destroy(new Error(`dropped: ${reason}`));
+    else closeQuietly(connection).catch(() => undefined);
+  }
+
   private require(): ChannelModel {
     if (!this.connection) throw new Error(`not connected to ${this.where}`);
     return this.connection;

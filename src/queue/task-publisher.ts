@@ -314,6 +314,10 @@ export class TaskPublisher {
       if (this.channels[slot] === opening) this.channels[slot] = undefined;
       opening.then(closeQuietly).catch(() => undefined);
     }
+    // A connection that left a batch unanswered this long has stopped
+    // answering (seen: stuck in flow control after the task queue was
+    // deleted mid-batch); a fresh one is served at once.
+    this.connection.drop('publish confirms timed out');
   }
 
   /**

@@ -4,6 +4,9 @@ import type {Writable} from 'node:stream';
 /** What a connection's socket must offer to have its writes coalesced. */
 type Corkable = Pick<Writable, 'write' | 'cork' | 'uncork'>;
 
+/** An amqplib connection's socket: corkable, and destroyable to drop it. */
+export type AmqpSocket = Corkable & Pick<Writable, 'destroy'>;
+
 /**
  * Makes every frame `socket` is given in one turn of the event loop leave
  * in one write. amqplib writes each frame on its own (an ack, a publish's
@@ -35,12 +38,13 @@ export function coalesceTurnWrites(socket: Corkable): void {
  * amqplib 0.10), or undefined when that shape has changed: the connection
  * then works as amqplib made it, only without the coalescing.
  */
-export function amqpSocketOf(connection: ChannelModel): Corkable | undefined {
+export function amqpSocketOf(connection: ChannelModel): AmqpSocket | undefined {
   const stream = (connection as unknown as {connection?: {stream?: unknown}})
-    .connection?.stream as Partial<Corkable> | undefined;
+    .connection?.stream as Partial<AmqpSocket> | undefined;
   return typeof stream?.write === 'function' &&
     typeof stream.cork === 'function' &&
-    typeof stream.uncork === 'function'
-    ? (stream as Corkable)
+    typeof stream.uncork === 'function' &&
+    typeof stream.destroy === 'function'
+    ? (stream as AmqpSocket)
     : undefined;
 }

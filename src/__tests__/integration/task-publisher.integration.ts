@@ -1,9 +1,11 @@
 import {expect} from '@loopback/testlab';
 import type {ConfirmChannel} from 'amqplib';
+import {once} from 'node:events';
 import {AmqpConnection} from '../../queue/amqp-connection';
 import {OutgoingTask, TaskPublisher} from '../../queue/task-publisher';
 import {assertTopology, brokerTopology, TASK_QUEUE} from '../../queue/topology';
 import {LogCapture} from '../fixtures/log-capture';
+import {TcpProxy, viaPort} from '../fixtures/tcp-proxy';
 import {
   drainQueue,
   resetBroker,
@@ -177,7 +179,12 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
       tasks: 20,
       unanswered: 1,
     });
-    // Its channel was let go: the next batch opens a new one.
+    // The connection that left it unanswered was dropped; the next batch
+    // goes out on the new one, on a new channel.
+    expect(logs.find('Broker connection dropped')[0]).to.match({
+      reason: 'publish confirms timed out',
+    });
+    await once(connection, 'connected');
     const next = await publisher.publish(tasks(10, 100));
     expect(next.size).to.equal(9);
     expect(opened).to.have.length(2);
@@ -200,11 +207,56 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
     const timedOut = logs.find('Publish confirms timed out');
     expect(timedOut).to.have.length(1);
     expect(timedOut[0]).to.match({stage: 'opening channels', unanswered: 10});
-    // The stalled slots were let go: the broker answering again is enough.
+    // The stalled slots were let go and the connection dropped: a broker
+    // answering again on the new one is enough.
     stalled = false;
+    await once(connection, 'connected');
     const next = await publisher.publish(tasks(10, 100));
     expect(next.size).to.equal(10);
     await publisher.close();
+  });
+
+  it('a connection that stops answering is dropped at the deadline, and the next batch goes out on a fresh one', async () => {
+    // The broker stops reading one connection (flow control) while it still
+    // serves new ones: without the drop, every later batch timed out too.
+    const proxy = new TcpProxy(
+      '127.0.0.1',
+      Number(new URL(TEST_AMQP_URL).port || 5672),
+    );
+    const proxied = new AmqpConnection(
+      viaPort(TEST_AMQP_URL, await proxy.start()),
+      logs.logger,
+      {minBackoffMs: 50},
+    );
+    try {
+      await proxied.start();
+      const publisher = new TaskPublisher(proxied, logs.logger, undefined, {
+        channels: 2,
+        confirmTimeoutMs: 400,
+      });
+      expect((await publisher.publish(tasks(10))).size).to.equal(10);
+      proxy.stallOpen();
+      const stuck = await publisher.publish(tasks(10, 100));
+      expect(stuck.size).to.equal(0);
+      expect(logs.find('Publish confirms timed out')).to.have.length(1);
+      expect(logs.find('Broker connection dropped')).to.have.length(1);
+      await once(proxied, 'connected');
+      const fresh = await publisher.publish(tasks(10, 200));
+      expect(fresh.size).to.equal(10);
+      expect(proxy.accepted).to.equal(2);
+      expect(logs.find('Publish confirms timed out')).to.have.length(1);
+      // What the stuck connection held never reached the broker; the
+      // sweeper sends those runs again.
+      const ids = await queuedExecutionIds();
+      expect(ids.sort((a, b) => a - b)).to.eql([
+        ...tasks(10).map(t => t.executionId),
+        ...tasks(10, 200).map(t => t.executionId),
+      ]);
+      await publisher.close();
+    } finally {
+      await proxied.stop();
+      await proxy.close();
+    }
   });
 
   it('a single channel closed in the middle of a batch keeps what was confirmed before', async () => {
