@@ -142,23 +142,57 @@ const RRULE_LINE =
   /^RRULE(?:;[^:;"=]*=(?:"[^"]*"|[^:;",]*)(?:,(?:"[^"]*"|[^:;",]*))*)*:(.*)$/is;
 
 /**
- * Refuses an RRULE whose INTERVAL is not a positive integer (RFC 5545).
- * ical.js reads 0, -2 and 1.5 as 1, so the rule a file got wrong would be
- * imported as another one; the raw text is read, its folded lines joined
- * and split where ical.js splits them (CRLF or LF).
+ * The largest INTERVAL of each FREQ whose period fits in the 10,000 years a
+ * calendar's dates span (0001 to 9999): a longer one can never repeat inside
+ * them. ical.js walks a DAILY or WEEKLY period about a day at a time (3.3 s
+ * for an INTERVAL of 10,000,000 days), so a rule beyond these is refused
+ * before it is expanded; at the bound one period takes about half a second.
+ */
+const MAX_INTERVAL_BY_FREQ = new Map<string, number>([
+  ['SECONDLY', 315_569_520_000],
+  ['MINUTELY', 5_259_492_000],
+  ['HOURLY', 87_658_200],
+  ['DAILY', 3_652_425],
+  ['WEEKLY', 521_775],
+  ['MONTHLY', 120_000],
+  ['YEARLY', 10_000],
+]);
+
+/**
+ * Refuses an RRULE whose INTERVAL is not a positive integer (RFC 5545), or
+ * whose period is longer than a calendar's 10,000 years. ical.js reads 0, -2
+ * and 1.5 as 1, so the rule a file got wrong would be imported as another
+ * one, and it spins through a huge one; the raw text is read, its folded
+ * lines joined and split where ical.js splits them (CRLF or LF).
  */
 function checkRuleIntervals(text: string): void {
   const lines = text.replace(/\r?\n[ \t]/g, '').split(/\r?\n/);
   for (const line of lines) {
     const value = RRULE_LINE.exec(line)?.[1];
     if (value === undefined) continue;
+    // Every INTERVAL and FREQ given is checked: which of a repeated one
+    // ical.js reads is its business.
+    const intervals: string[] = [];
+    const freqs: string[] = [];
     for (const part of value.split(';')) {
-      const [name, interval = ''] = part.split('=');
-      if (name.trim().toUpperCase() !== 'INTERVAL') continue;
-      if (!/^[1-9]\d*$/.test(interval.trim())) {
+      const [name, given = ''] = part.split('=');
+      const key = name.trim().toUpperCase();
+      if (key === 'INTERVAL') intervals.push(given.trim());
+      if (key === 'FREQ') freqs.push(given.trim().toUpperCase());
+    }
+    for (const interval of intervals) {
+      if (!/^[1-9]\d*$/.test(interval)) {
         throw new NotICalendarError(
           `the body's RRULE INTERVAL ${JSON.stringify(interval.slice(0, 20))} is not a positive integer`,
         );
+      }
+      for (const freq of freqs) {
+        const max = MAX_INTERVAL_BY_FREQ.get(freq);
+        if (max !== undefined && Number(interval) > max) {
+          throw new NotICalendarError(
+            `the body's RRULE INTERVAL ${interval.slice(0, 20)} with FREQ=${freq} repeats less than once in the 10,000 years a calendar holds (at most ${max})`,
+          );
+        }
       }
     }
   }

@@ -263,6 +263,50 @@ describe('iCalendar import: values ical.js reads only when asked (review: each w
     });
   }
 
+  // Left alone in an earlier review: ical.js walks a DAILY or WEEKLY period
+  // about a day at a time, so INTERVAL=100000000 spun until the import's
+  // budget ran out. A period longer than a calendar's 10,000 years is refused.
+  for (const [rule, max] of [
+    ['FREQ=DAILY;INTERVAL=100000000', 3_652_425],
+    ['FREQ=DAILY;INTERVAL=3652426', 3_652_425],
+    ['FREQ=WEEKLY;INTERVAL=521776', 521_775],
+    ['FREQ=YEARLY;INTERVAL=2147483648', 10_000],
+    ['INTERVAL=99999999999999999999999;FREQ=MONTHLY', 120_000],
+    ['FREQ=DAILY;FREQ=YEARLY;INTERVAL=5000000', 3_652_425],
+  ] as const) {
+    it(`refuses RRULE:${rule.slice(0, 40)}, whose period is over 10,000 years`, () => {
+      expect(() =>
+        importAllDayDates(
+          oneEvent(['DTSTART;VALUE=DATE:20261201', `RRULE:${rule}`]),
+          NOW,
+          20_000,
+        ),
+      ).to.throw(NotICalendarError, {
+        message: new RegExp(
+          `RRULE INTERVAL \\d+ with FREQ=[A-Z]+ repeats less than once in the 10,000 years a calendar holds \\(at most ${max}\\)`,
+        ),
+      });
+    });
+  }
+
+  it('still imports a period within 10,000 years: yearly every ten years, daily at the bound', () => {
+    const decennial = oneEvent([
+      'DTSTART;VALUE=DATE:20261201',
+      'RRULE:FREQ=YEARLY;INTERVAL=10',
+    ]);
+    expect(importAllDayDates(decennial, NOW, 20_000).dates).to.eql([
+      '2026-12-01',
+    ]);
+    // DTSTART long before the window: the one repeat lands inside it.
+    const longAgo = oneEvent([
+      'DTSTART;VALUE=DATE:18900101',
+      'RRULE:FREQ=DAILY;INTERVAL=50000',
+    ]);
+    expect(importAllDayDates(longAgo, NOW, 20_000).dates).to.eql([
+      '2026-11-24',
+    ]);
+  });
+
   it('reads a folded RRULE with INTERVAL=2 and checks a folded INTERVAL=0', () => {
     const folded = (interval: string) =>
       oneEvent([
