@@ -9,7 +9,7 @@
 //   processes on the bench's own database and vhost, each worker with
 //   --channels consumer channels (CRON_WORKER_CHANNELS; prefetch 1, one task
 //   at a time each); N reminder schedulers (one recipient) due in the same
-//   minute. Reports from the run ledger: last claim, last confirm, start
+//   minute. Reports from the run ledger: first and last claim, first and last confirm, start
 //   p50/p99/max, starts per quarter second, last finish, tasks/s, and the CPU
 //   seconds of each process, PostgreSQL (by role) and RabbitMQ.
 // --mode floor: a bare claim + publish-with-confirm loop and a bare acking

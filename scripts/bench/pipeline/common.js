@@ -80,8 +80,9 @@ async function waitFor(done, timeoutMs, everyMs = 250) {
 const seconds = value => (value === null ? null : +Number(value).toFixed(3));
 
 /**
- * The ledger's times for one slot, in seconds after the boundary: last claim
- * written (`executed_at`), last publish confirm (`published_at`), task starts
+ * The ledger's times for one slot, in seconds after the boundary: first and
+ * last claim written (`executed_at`), first and last publish confirm
+ * (`published_at`: between the two, the broker's burst of confirms), task starts
  * (p50, p99, max) and the last finish; tasks/s from the first start to the
  * last finish.
  */
@@ -96,7 +97,9 @@ async function ledgerReport(db, slot) {
          FROM scheduler_execution WHERE slot = $1)
      SELECT count(*)::int AS claimed,
             count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+            min(claim_s) AS first_claim_s,
             max(claim_s) AS last_claim_s,
+            min(confirm_s) AS first_confirm_s,
             max(confirm_s) AS last_confirm_s,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY confirm_s) AS confirm_p50_s,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY start_s) AS start_p50_s,
@@ -123,7 +126,9 @@ async function ledgerReport(db, slot) {
   return {
     claimed: r.claimed,
     succeeded: r.succeeded,
+    first_claim_s: seconds(r.first_claim_s),
     last_claim_s: seconds(r.last_claim_s),
+    first_confirm_s: seconds(r.first_confirm_s),
     last_confirm_s: seconds(r.last_confirm_s),
     confirm_p50_s: seconds(r.confirm_p50_s),
     start_p50_s: seconds(r.start_p50_s),

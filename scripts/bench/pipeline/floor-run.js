@@ -216,7 +216,9 @@ async function runFloor(opts) {
       slot: slot.toISOString(),
       finished: received,
       claimed: report.claimed,
+      first_claim_s: report.first_claim_s,
       last_claim_s: report.last_claim_s,
+      first_confirm_s: report.first_confirm_s,
       last_confirm_s: report.last_confirm_s,
       confirm_p50_s: report.confirm_p50_s,
       last_received_s: received
