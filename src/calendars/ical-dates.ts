@@ -169,7 +169,17 @@ function checkRuleIntervals(text: string): void {
   const lines = text.replace(/\r?\n[ \t]/g, '').split(/\r?\n/);
   for (const line of lines) {
     const value = RRULE_LINE.exec(line)?.[1];
-    if (value === undefined) continue;
+    if (value === undefined) {
+      // ical.js names a line by what comes before its first `;` or `:`,
+      // and reads an RRULE behind parameters this check cannot (review:
+      // `RRULE;A:B=1:…`, `RRULE;X-A=a"b:…`): such a line is refused.
+      if (/^RRULE$/i.test(line.slice(0, line.search(/[;:]|$/)))) {
+        throw new NotICalendarError(
+          'the body holds an RRULE line whose parameters cannot be read (an RRULE takes none but X- names with plain or quoted values)',
+        );
+      }
+      continue;
+    }
     // Every INTERVAL and FREQ given is checked: which of a repeated one
     // ical.js reads is its business.
     const intervals: string[] = [];
@@ -193,6 +203,23 @@ function checkRuleIntervals(text: string): void {
             `the body's RRULE INTERVAL ${interval.slice(0, 20)} with FREQ=${freq} repeats less than once in the 10,000 years a calendar holds (at most ${max})`,
           );
         }
+      }
+    }
+  }
+}
+
+/**
+ * The interval bound again, on the rules as ical.js read them: whatever
+ * the text looked like, no rule it expands has a longer period.
+ */
+export function checkParsedIntervals(component: ICAL.Component): void {
+  for (const property of component.getAllProperties('rrule')) {
+    for (const recur of property.getValues() as ICAL.Recur[]) {
+      const max = MAX_INTERVAL_BY_FREQ.get(String(recur.freq).toUpperCase());
+      if (max !== undefined && recur.interval > max) {
+        throw new NotICalendarError(
+          `the body's RRULE INTERVAL ${recur.interval} with FREQ=${String(recur.freq).toUpperCase()} repeats less than once in the 10,000 years a calendar holds (at most ${max})`,
+        );
       }
     }
   }
@@ -386,6 +413,7 @@ export function importAllDayDates(
         continue;
       }
       checkDaysExist(component);
+      checkParsedIntervals(component);
       const end = event.endDate;
       const days = Math.max(
         1,

@@ -17,10 +17,18 @@ export interface AmqpConnectionOptions {
    * that is down: retried with backoff.
    */
   connectTimeoutMs?: number;
+  /** How long stop() waits for the broker to answer its close (CLOSE_TIMEOUT_MS). */
+  closeTimeoutMs?: number;
 }
 
 /** AMQP_CONNECT_TIMEOUT_MS's default. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * How long stop() waits for the broker to answer its close: a healthy one
+ * answers within milliseconds, even with thousands of unsettled messages.
+ */
+export const CLOSE_TIMEOUT_MS = 5_000;
 
 /** The URL without credentials, for logs; a list names each node. */
 export function describeAmqpUrl(url: string): string {
@@ -65,6 +73,10 @@ export class AmqpConnection extends EventEmitter {
   /** Every node, for logs; `node` is the one connected to now. */
   private readonly where: string;
   private node?: string;
+  /** Why the broker blocks the connection's publishers now (a resource alarm), if it does. */
+  private blockedBy?: string;
+  /** Connections this side dropped: their socket error is ours, not news. */
+  private readonly dropped = new WeakSet<ChannelModel>();
 
   constructor(
     private readonly url: string,
@@ -77,6 +89,15 @@ export class AmqpConnection extends EventEmitter {
 
   get connected(): boolean {
     return this.connection !== undefined;
+  }
+
+  /**
+   * The broker's reason while it blocks this connection's publishers
+   * (`connection.blocked`: a memory or disk alarm, which blocks every
+   * publishing connection alike), else undefined.
+   */
+  get blocked(): string | undefined {
+    return this.blockedBy;
   }
 
   /**
@@ -103,7 +124,12 @@ export class AmqpConnection extends EventEmitter {
     return this.require().createConfirmChannel();
   }
 
-  /** Idempotent: stops reconnecting and closes the connection. */
+  /**
+   * Idempotent: stops reconnecting and closes the connection, waiting at
+   * most CLOSE_TIMEOUT_MS for the broker to agree: one that stopped reading
+   * the socket (blocked or in flow control) never would, and a shutdown
+   * would wait for its deadline. Then the socket is destroyed.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.retryTimer);
@@ -111,8 +137,27 @@ export class AmqpConnection extends EventEmitter {
     const connection = this.connection;
     this.connection = undefined;
     if (connection) {
-      await closeQuietly(connection);
-      this.logger.info('Broker connection closed', {broker: this.where});
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        closeQuietly(connection).then(() => true),
+        new Promise<false>(resolve => {
+          timer = setTimeout(
+            () => resolve(false),
+            this.options.closeTimeoutMs ?? CLOSE_TIMEOUT_MS,
+          );
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!closed) {
+        this.dropped.add(connection);
+        amqpSocketOf(connection)?.destroy(
+          new Error('the broker did not answer the close'),
+        );
+      }
+      this.logger.info('Broker connection closed', {
+        broker: this.where,
+        ...(closed ? {} : {unanswered_close: true}),
+      });
     }
   }
 
@@ -129,6 +174,8 @@ export class AmqpConnection extends EventEmitter {
       broker: this.node,
       reason,
     });
+    this.dropped.add(connection);
+    this.blockedBy = undefined;
     // Gone for this side now, whatever amqplib makes of it: channels are
     // re-created on the next connection.
     this.connection = undefined;
@@ -167,15 +214,33 @@ export class AmqpConnection extends EventEmitter {
       await closeQuietly(connection);
       return;
     }
-    connection.on('error', error =>
+    connection.on('error', error => {
+      if (this.dropped.has(connection)) return;
       this.logger.warn('Broker connection error', {
         broker: this.node,
         error: error.message,
-      }),
-    );
+      });
+    });
+    // A resource alarm blocks every publishing connection: publishes wait
+    // until it clears, and a fresh connection would wait alike.
+    connection.on('blocked', (reason: unknown) => {
+      if (this.connection !== connection) return;
+      this.blockedBy = String(reason ?? 'no reason given');
+      this.logger.warn('Broker blocks publishing', {
+        broker: this.node,
+        reason: this.blockedBy,
+      });
+    });
+    connection.on('unblocked', () => {
+      if (this.connection !== connection || this.blockedBy === undefined)
+        return;
+      this.blockedBy = undefined;
+      this.logger.info('Broker publishing unblocked', {broker: this.node});
+    });
     connection.on('close', () => {
       if (this.connection !== connection) return;
       this.connection = undefined;
+      this.blockedBy = undefined;
       this.emit('disconnected');
       if (!this.stopping)
         this.scheduleReconnect(new Error('connection closed'));

@@ -303,12 +303,14 @@ export class TaskPublisher {
     batch: BatchAnswers,
     stage: string,
   ): void {
+    const blocked = this.connection.blocked;
     this.logger.error('Publish confirms timed out', {
       timeout_ms: this.confirmTimeoutMs,
       stage,
       tasks,
       confirmed: batch.confirmed.size,
       unanswered: tasks - batch.confirmed.size - batch.returned,
+      ...(blocked === undefined ? {} : {broker_blocked: blocked}),
     });
     for (const {slot, opening} of slots) {
       if (this.channels[slot] === opening) this.channels[slot] = undefined;
@@ -316,8 +318,13 @@ export class TaskPublisher {
     }
     // A connection that left a batch unanswered this long has stopped
     // answering (seen: stuck in flow control after the task queue was
-    // deleted mid-batch); a fresh one is served at once.
-    this.connection.drop('publish confirms timed out');
+    // deleted mid-batch); a fresh one is served at once. Not while the
+    // broker says it blocks publishing (a memory or disk alarm): a fresh
+    // connection would be blocked alike, and each one dropped would stay
+    // on the broker, unread, until the alarm clears.
+    if (blocked === undefined) {
+      this.connection.drop('publish confirms timed out');
+    }
   }
 
   /**

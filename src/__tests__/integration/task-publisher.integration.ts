@@ -33,6 +33,15 @@ async function queuedExecutionIds(): Promise<number[]> {
   return messages.map(m => Number(m.properties.headers?.['x-execution-id']));
 }
 
+/** Polls `check` every 20 ms until it holds, or fails after 10 s. */
+async function waitUntil(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in 10 s');
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+}
+
 describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
   this.timeout(60_000);
   let connection: AmqpConnection;
@@ -216,20 +225,26 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
     await publisher.close();
   });
 
-  it('a connection that stops answering is dropped at the deadline, and the next batch goes out on a fresh one', async () => {
-    // The broker stops reading one connection (flow control) while it still
-    // serves new ones: without the drop, every later batch timed out too.
-    const proxy = new TcpProxy(
-      '127.0.0.1',
-      Number(new URL(TEST_AMQP_URL).port || 5672),
-    );
+  /** An AmqpConnection to the test broker through a TcpProxy of its own. */
+  async function proxiedConnection(
+    options: {closeTimeoutMs?: number} = {},
+  ): Promise<{proxy: TcpProxy; proxied: AmqpConnection}> {
+    const broker = new URL(TEST_AMQP_URL);
+    const proxy = new TcpProxy('127.0.0.1', Number(broker.port || 5672));
     const proxied = new AmqpConnection(
       viaPort(TEST_AMQP_URL, await proxy.start()),
       logs.logger,
-      {minBackoffMs: 50},
+      {minBackoffMs: 50, ...options},
     );
+    await proxied.start();
+    return {proxy, proxied};
+  }
+
+  it('a connection that stops answering is dropped at the deadline, and the next batch goes out on a fresh one', async () => {
+    // The broker stops reading one connection (flow control) while it still
+    // serves new ones: without the drop, every later batch timed out too.
+    const {proxy, proxied} = await proxiedConnection();
     try {
-      await proxied.start();
       const publisher = new TaskPublisher(proxied, logs.logger, undefined, {
         channels: 2,
         confirmTimeoutMs: 400,
@@ -245,6 +260,8 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
       expect(fresh.size).to.equal(10);
       expect(proxy.accepted).to.equal(2);
       expect(logs.find('Publish confirms timed out')).to.have.length(1);
+      // The socket this side destroyed is no broker error worth a line.
+      expect(logs.find('Broker connection error')).to.have.length(0);
       // What the stuck connection held never reached the broker; the
       // sweeper sends those runs again.
       const ids = await queuedExecutionIds();
@@ -255,6 +272,70 @@ describe('TaskPublisher on a real broker', function (this: Mocha.Suite) {
       await publisher.close();
     } finally {
       await proxied.stop();
+      await proxy.close();
+    }
+  });
+
+  it('a connection the broker blocks (a resource alarm) is kept: a fresh one would be blocked alike', async () => {
+    // Review: under a memory alarm every drop left one more blocked
+    // connection on the broker. The broker's own connection.blocked frame
+    // (class 10, method 60, reason "low on memory") and connection.unblocked
+    // (method 61) are written to the client while its connection is stalled.
+    const {proxy, proxied} = await proxiedConnection();
+    const frame = (method: number, reason?: string) => {
+      const args =
+        reason === undefined
+          ? Buffer.alloc(0)
+          : Buffer.concat([Buffer.from([reason.length]), Buffer.from(reason)]);
+      const payload = Buffer.concat([Buffer.from([0, 10, 0, method]), args]);
+      const header = Buffer.alloc(7);
+      header.writeUInt8(1, 0);
+      header.writeUInt16BE(0, 1);
+      header.writeUInt32BE(payload.length, 3);
+      return Buffer.concat([header, payload, Buffer.from([0xce])]);
+    };
+    try {
+      const publisher = new TaskPublisher(proxied, logs.logger, undefined, {
+        confirmTimeoutMs: 400,
+      });
+      expect((await publisher.publish(tasks(4))).size).to.equal(4);
+      proxy.stallOpen();
+      proxy.sendToClients(frame(60, 'low on memory'));
+      await waitUntil(() => proxied.blocked !== undefined);
+      expect(logs.find('Broker blocks publishing')[0]).to.match({
+        reason: 'low on memory',
+      });
+      const stuck = await publisher.publish(tasks(4, 100));
+      expect(stuck.size).to.equal(0);
+      expect(logs.find('Publish confirms timed out')[0]).to.match({
+        broker_blocked: 'low on memory',
+      });
+      expect(logs.find('Broker connection dropped')).to.have.length(0);
+      expect(proxied.connected).to.be.true();
+      // The alarm clears: the same connection publishes again.
+      proxy.sendToClients(frame(61));
+      proxy.restore();
+      await waitUntil(() => proxied.blocked === undefined);
+      const later = await publisher.publish(tasks(4, 200));
+      expect(later.size).to.equal(4);
+      expect(proxy.accepted).to.equal(1);
+      await publisher.close();
+    } finally {
+      await proxied.stop();
+      await proxy.close();
+    }
+  });
+
+  it('stop() on a connection the broker no longer reads ends at its close timeout', async () => {
+    const {proxy, proxied} = await proxiedConnection({closeTimeoutMs: 300});
+    try {
+      proxy.stallOpen();
+      await proxied.stop();
+      expect(logs.find('Broker connection closed')[0]).to.match({
+        unanswered_close: true,
+      });
+      expect(proxied.connected).to.be.false();
+    } finally {
       await proxy.close();
     }
   });

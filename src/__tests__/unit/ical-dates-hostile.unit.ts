@@ -1,5 +1,7 @@
 import {expect} from '@loopback/testlab';
+import ICAL from 'ical.js';
 import {
+  checkParsedIntervals,
   importAllDayDates,
   MAX_OCCURRENCES_EXAMINED,
   NotICalendarError,
@@ -288,6 +290,51 @@ describe('iCalendar import: values ical.js reads only when asked (review: each w
       });
     });
   }
+
+  // Review: parameters this check could not read hid the rule from it,
+  // while ical.js still read it (a 100,000,000-day period ran to the
+  // import's time limit; INTERVAL=0 imported as yearly).
+  for (const rule of [
+    'RRULE;A:B=1:FREQ=DAILY;INTERVAL=100000000',
+    'RRULE;X-A=a"b:FREQ=YEARLY;INTERVAL=0',
+    'RRULE;X"A=1:FREQ=DAILY;INTERVAL=100000000',
+    'RRULE;X-A="a"b:FREQ=DAILY;INTERVAL=100000000',
+  ]) {
+    it(`refuses an RRULE behind parameters it cannot read: ${rule}`, () => {
+      expect(() =>
+        importAllDayDates(
+          oneEvent(['DTSTART;VALUE=DATE:20261201', rule]),
+          NOW,
+          20_000,
+        ),
+      ).to.throw(NotICalendarError, {
+        message: /RRULE line whose parameters cannot be read/,
+      });
+    });
+  }
+
+  it('checks the bound on the rule as ical.js read it too', () => {
+    const component = new ICAL.Component(
+      ICAL.parse(
+        oneEvent([
+          'DTSTART;VALUE=DATE:20261201',
+          'RRULE:FREQ=WEEKLY;INTERVAL=600000',
+        ]),
+      ) as unknown[],
+    ).getFirstSubcomponent('vevent')!;
+    expect(() => checkParsedIntervals(component)).to.throw(NotICalendarError, {
+      message: /INTERVAL 600000 with FREQ=WEEKLY .*\(at most 521775\)/,
+    });
+    const fine = new ICAL.Component(
+      ICAL.parse(
+        oneEvent([
+          'DTSTART;VALUE=DATE:20261201',
+          'RRULE:FREQ=YEARLY;INTERVAL=10',
+        ]),
+      ) as unknown[],
+    ).getFirstSubcomponent('vevent')!;
+    expect(() => checkParsedIntervals(fine)).to.not.throw();
+  });
 
   it('still imports a period within 10,000 years: yearly every ten years, daily at the bound', () => {
     const decennial = oneEvent([
