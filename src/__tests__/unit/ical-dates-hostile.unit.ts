@@ -10,6 +10,17 @@ import {
 
 const NOW = new Date('2026-11-25T00:00:00Z');
 
+/** An all-day event from 2026-12-01 with the `rule` line is refused with `message`. */
+function expectRuleRefused(rule: string, message: string | RegExp): void {
+  expect(() =>
+    importAllDayDates(
+      oneEvent(['DTSTART;VALUE=DATE:20261201', rule]),
+      NOW,
+      20_000,
+    ),
+  ).to.throw(NotICalendarError, {message});
+}
+
 /** One all-day VEVENT with the given extra lines, in a VCALENDAR. */
 function oneEvent(lines: string[]): string {
   return [
@@ -252,16 +263,10 @@ describe('iCalendar import: values ical.js reads only when asked (review: each w
   // as 1, so a rule the file got wrong was imported as every day.
   for (const interval of ['0', '-2', '1.5', '00']) {
     it(`refuses RRULE INTERVAL=${interval} instead of reading it as 1`, () => {
-      const rule = `RRULE:FREQ=DAILY;INTERVAL=${interval};COUNT=3`;
-      expect(() =>
-        importAllDayDates(
-          oneEvent(['DTSTART;VALUE=DATE:20261201', rule]),
-          NOW,
-          20_000,
-        ),
-      ).to.throw(NotICalendarError, {
-        message: `the body's RRULE INTERVAL ${JSON.stringify(interval)} is not a positive integer`,
-      });
+      expectRuleRefused(
+        `RRULE:FREQ=DAILY;INTERVAL=${interval};COUNT=3`,
+        `the body's RRULE INTERVAL ${JSON.stringify(interval)} is not a positive integer`,
+      );
     });
   }
 
@@ -277,17 +282,12 @@ describe('iCalendar import: values ical.js reads only when asked (review: each w
     ['FREQ=DAILY;FREQ=YEARLY;INTERVAL=5000000', 3_652_425],
   ] as const) {
     it(`refuses RRULE:${rule.slice(0, 40)}, whose period is over 10,000 years`, () => {
-      expect(() =>
-        importAllDayDates(
-          oneEvent(['DTSTART;VALUE=DATE:20261201', `RRULE:${rule}`]),
-          NOW,
-          20_000,
-        ),
-      ).to.throw(NotICalendarError, {
-        message: new RegExp(
+      expectRuleRefused(
+        `RRULE:${rule}`,
+        new RegExp(
           `RRULE INTERVAL \\d+ with FREQ=[A-Z]+ repeats less than once in the 10,000 years a calendar holds \\(at most ${max}\\)`,
         ),
-      });
+      );
     });
   }
 
@@ -301,15 +301,7 @@ describe('iCalendar import: values ical.js reads only when asked (review: each w
     'RRULE;X-A="a"b:FREQ=DAILY;INTERVAL=100000000',
   ]) {
     it(`refuses an RRULE behind parameters it cannot read: ${rule}`, () => {
-      expect(() =>
-        importAllDayDates(
-          oneEvent(['DTSTART;VALUE=DATE:20261201', rule]),
-          NOW,
-          20_000,
-        ),
-      ).to.throw(NotICalendarError, {
-        message: /RRULE line whose parameters cannot be read/,
-      });
+      expectRuleRefused(rule, /RRULE line whose parameters cannot be read/);
     });
   }
 
