@@ -28,6 +28,15 @@ export const READ_AHEAD_MS = 3000;
 export const TIMER_LEAD_MS = 1000;
 
 /**
+ * How long before a tick `onWarm` wakes what the tick will use first. On the
+ * machines measured, a database session idle for a minute answered its
+ * first query in 40-73 ms (the next in under 2); one woken 50-200 ms
+ * before answered in 2.4-4.4 ms. Long enough for the wake-up itself (up to
+ * about 55 ms) to end before the tick.
+ */
+export const WARM_UP_MS = 150;
+
+/**
  * Earlier than this before the boundary, the clock was set back rather than
  * slewed: the ticker ticks on by the new time (the producer evaluates no
  * slot twice) instead of going quiet until the old boundary comes again.
@@ -45,6 +54,8 @@ const SLEW_LIMIT_MS = 1000;
 export class MinuteTicker {
   private timer?: NodeJS.Timeout;
   private prepareTimer?: NodeJS.Timeout;
+  private warmTimer?: NodeJS.Timeout;
+  private warming?: Promise<void>;
   private running?: Promise<void>;
   private preparing?: Promise<void>;
   private stopped = true;
@@ -58,6 +69,8 @@ export class MinuteTicker {
     private readonly rate = 1,
     /** Told READ_AHEAD_MS before each boundary when the next tick will run. */
     private readonly onPrepare?: (tickAt: Date) => Promise<unknown>,
+    /** Told WARM_UP_MS before each tick to wake what it uses (a failure is only logged at debug). */
+    private readonly onWarm?: () => Promise<unknown>,
   ) {}
 
   start(): void {
@@ -71,7 +84,8 @@ export class MinuteTicker {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.prepareTimer);
-    await Promise.all([this.running, this.preparing]);
+    clearTimeout(this.warmTimer);
+    await Promise.all([this.running, this.preparing, this.warming]);
   }
 
   private run(): void {
@@ -91,6 +105,7 @@ export class MinuteTicker {
         const now = this.clock();
         const boundary = now.getTime() + msUntilNextMinute(now);
         this.prepareBefore(boundary);
+        this.warmBefore(boundary);
         this.runAfter(boundary);
       });
   }
@@ -120,6 +135,35 @@ export class MinuteTicker {
           });
       },
       Math.max(0, Math.ceil(delay / this.rate)),
+    );
+  }
+
+  /**
+   * Has `onWarm` run WARM_UP_MS before the tick after `boundary`; none when
+   * less is left (a slow tick), nor while the last one is still under way.
+   */
+  private warmBefore(boundary: number): void {
+    const onWarm = this.onWarm;
+    if (!onWarm) return;
+    const delay = boundary + AFTER_BOUNDARY_MS - WARM_UP_MS;
+    const wait = Math.ceil((delay - this.clock().getTime()) / this.rate);
+    if (wait < 0) return;
+    this.warmTimer = preciseTimeout(
+      () => {
+        if (this.stopped || this.warming) return;
+        this.warming = onWarm()
+          .catch(error =>
+            this.logger.debug('Warming up for the next tick failed', {
+              error: (error as Error).message,
+            }),
+          )
+          .then(() => {
+            this.warming = undefined;
+          });
+      },
+      wait,
+      () => this.stopped,
+      timer => (this.warmTimer = timer),
     );
   }
 

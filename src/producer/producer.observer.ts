@@ -149,6 +149,7 @@ export class ProducerObserver implements LifeCycleObserver {
       this.logger,
       this.clockRate,
       tickAt => this.producer!.prepare(tickAt),
+      () => this.producer!.warm(),
     );
     this.ticker.start();
     this.cleanup = new CleanupTimer(

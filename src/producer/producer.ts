@@ -151,6 +151,25 @@ export class Producer {
   }
 
   /**
+   * Wakes what the next tick uses first, just before it (see WARM_UP_MS):
+   * each idle pooled session runs a query, one of them the tick's own first
+   * read (the candidates' row versions, against the reading made ahead; its
+   * result is thrown away, the tick reads again). A session idle for a minute
+   * answered its first query 40-73 ms late, and the row-version read after
+   * a minute without it took 63-85 ms against 23-27 ms warmed this way.
+   */
+  async warm(): Promise<void> {
+    const early = this.readAhead;
+    const others = Math.max(0, this.pool.idleCount - 1);
+    await Promise.all([
+      early
+        ? refreshCandidates(this.pool, early.candidates)
+        : this.pool.query('SELECT 1'),
+      ...Array.from({length: others}, () => this.pool.query('SELECT 1')),
+    ]);
+  }
+
+  /**
    * Reads and evaluates, a few seconds ahead, what the tick at `tickAt` will
    * need, so that tick reads only what changed since. Nothing before the
    * first tick (the slots to plan are not known yet). Never fails: a failed

@@ -72,6 +72,31 @@ describe('producer: reading ahead of the tick', () => {
     expect(line).to.containDeep({read_ahead: 'reused'});
   });
 
+  it('a warm-up between the read-ahead and the tick changes nothing the tick decides', async () => {
+    const [a, b] = await insertSchedulers([
+      {schedule: '* * * * *'},
+      {schedule: '* * * * *'},
+    ]);
+    await afterFirstTick();
+    await p.producer.prepare(NEXT_TICK);
+    await p.producer.warm();
+    expect(await p.producer.tick(NEXT_TICK)).to.containDeep({
+      read_ahead: 'reused',
+      claimed: 2,
+    });
+    expect(await published()).to.deepEqual([a, b]);
+    // A change after the warm-up is still the tick's to see.
+    const THIRD_TICK = at('2026-11-21T10:02:00.010Z');
+    await p.producer.prepare(THIRD_TICK);
+    await p.producer.warm();
+    await sql('UPDATE scheduler SET status = false WHERE id = $1', [a]);
+    expect(await p.producer.tick(THIRD_TICK)).to.containDeep({
+      read_ahead: 'refreshed',
+      claimed: 1,
+    });
+    expect(await published()).to.deepEqual([b]);
+  });
+
   it('sees every scheduler added, changed, switched off or deleted in between', async () => {
     const [switchedOff, rescheduled, unchanged, deleted] =
       await insertSchedulers([

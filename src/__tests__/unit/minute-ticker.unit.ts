@@ -3,6 +3,7 @@ import {
   AFTER_BOUNDARY_MS,
   MinuteTicker,
   READ_AHEAD_MS,
+  WARM_UP_MS,
 } from '../../producer/minute-ticker';
 import {LogCapture} from '../fixtures/log-capture';
 
@@ -182,6 +183,95 @@ describe('MinuteTicker', () => {
     expect(finished).to.be.true();
     await clock.tickAsync(120_000);
     expect(calls).to.equal(1);
+  });
+
+  describe('warming up', () => {
+    it('wakes what the tick uses WARM_UP_MS before each tick', async () => {
+      const events: string[] = [];
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async now => events.push(`tick ${iso([now])[0]}`),
+        new LogCapture().logger,
+        1,
+        undefined,
+        async () => events.push(`warm ${iso([new Date()])[0]}`),
+      );
+      ticker.start();
+      await clock.tickAsync(0);
+      await clock.tickAsync(2 * 60_000);
+      await ticker.stop();
+      expect(WARM_UP_MS).to.equal(150);
+      expect(events).to.deepEqual([
+        'tick 10:00:42.000',
+        'warm 10:00:59.860',
+        'tick 10:01:00.010',
+        'warm 10:01:59.860',
+        'tick 10:02:00.010',
+      ]);
+    });
+
+    it('skips the warm-up when a slow tick ends within WARM_UP_MS of the next, and never runs two at once', async () => {
+      const events: string[] = [];
+      let warmUps = 0;
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async now => {
+          events.push(`tick ${iso([now])[0]}`);
+          // The first ends 100 ms before the next tick is due.
+          if (events.length === 1)
+            await new Promise(resolve => setTimeout(resolve, 17_910));
+        },
+        new LogCapture().logger,
+        1,
+        undefined,
+        async () => {
+          warmUps++;
+          events.push(`warm ${iso([new Date()])[0]}`);
+          // Slower than a minute: the next one is not started beside it.
+          await new Promise(resolve => setTimeout(resolve, 90_000));
+        },
+      );
+      ticker.start();
+      await clock.tickAsync(0);
+      await clock.tickAsync(3 * 60_000 + 30_000);
+      const stopped = ticker.stop();
+      await clock.tickAsync(90_000);
+      await stopped;
+      // None before 10:01 (too late), none at 10:02:59.860 (the last still
+      // under way).
+      expect(events).to.deepEqual([
+        'tick 10:00:42.000',
+        'tick 10:01:00.010',
+        'warm 10:01:59.860',
+        'tick 10:02:00.010',
+        'tick 10:03:00.010',
+        'warm 10:03:59.860',
+        'tick 10:04:00.010',
+      ]);
+      expect(warmUps).to.equal(2);
+    });
+
+    it('logs a failed warm-up at debug only, and ticks on time', async () => {
+      const logs = new LogCapture('debug');
+      const ticks: Date[] = [];
+      const ticker = new MinuteTicker(
+        () => new Date(),
+        async now => ticks.push(now),
+        logs.logger,
+        1,
+        undefined,
+        () => Promise.reject(new Error('connection refused')),
+      );
+      ticker.start();
+      await clock.tickAsync(0);
+      await clock.tickAsync(60_000);
+      await ticker.stop();
+      expect(iso(ticks)).to.deepEqual(['10:00:42.000', '10:01:00.010']);
+      expect(logs.find('Warming up for the next tick failed')[0]).to.match({
+        level: 'debug',
+        error: 'connection refused',
+      });
+    });
   });
 
   describe('reading ahead', () => {
