@@ -16,6 +16,14 @@ describe('MinuteTicker', () => {
 
   const iso = (dates: Date[]) => dates.map(d => d.toISOString().slice(11, 23));
 
+  /** Starts `ticker`, lets `ms` of fake time pass, and stops it. */
+  async function runFor(ticker: MinuteTicker, ms: number): Promise<void> {
+    ticker.start();
+    await clock.tickAsync(0);
+    await clock.tickAsync(ms);
+    await ticker.stop();
+  }
+
   it('ticks at once, then just after every minute boundary', async () => {
     const ticks: Date[] = [];
     const ticker = new MinuteTicker(
@@ -23,10 +31,7 @@ describe('MinuteTicker', () => {
       async now => ticks.push(now),
       new LogCapture().logger,
     );
-    ticker.start();
-    await clock.tickAsync(0);
-    await clock.tickAsync(3 * 60_000);
-    await ticker.stop();
+    await runFor(ticker, 3 * 60_000);
     expect(iso(ticks)).to.deepEqual([
       '10:00:42.000',
       '10:01:00.010',
@@ -68,10 +73,7 @@ describe('MinuteTicker', () => {
       async now => ticks.push(now),
       new LogCapture().logger,
     );
-    ticker.start();
-    await clock.tickAsync(0);
-    await clock.tickAsync(3 * 60_000 + 500);
-    await ticker.stop();
+    await runFor(ticker, 3 * 60_000 + 500);
     const later = ticks.slice(1);
     expect(later.map(t => t.toISOString().slice(11, 16))).to.deepEqual([
       '10:01',
@@ -101,10 +103,7 @@ describe('MinuteTicker', () => {
         async now => ticks.push(now),
         new LogCapture().logger,
       );
-      ticker.start();
-      await clock.tickAsync(0);
-      await clock.tickAsync(3 * 60_000 + 500);
-      await ticker.stop();
+      await runFor(ticker, 3 * 60_000 + 500);
     } finally {
       global.setTimeout = fakeSetTimeout;
     }
@@ -131,10 +130,7 @@ describe('MinuteTicker', () => {
       },
       new LogCapture().logger,
     );
-    ticker.start();
-    await clock.tickAsync(0);
-    await clock.tickAsync(2 * 60_000);
-    await ticker.stop();
+    await runFor(ticker, 2 * 60_000);
     expect(iso(ticks)).to.deepEqual([
       '10:00:42.000',
       '09:01:00.010',
@@ -196,10 +192,7 @@ describe('MinuteTicker', () => {
         undefined,
         async () => events.push(`warm ${iso([new Date()])[0]}`),
       );
-      ticker.start();
-      await clock.tickAsync(0);
-      await clock.tickAsync(2 * 60_000);
-      await ticker.stop();
+      await runFor(ticker, 2 * 60_000);
       expect(WARM_UP_MS).to.equal(150);
       expect(events).to.deepEqual([
         'tick 10:00:42.000',
@@ -262,10 +255,7 @@ describe('MinuteTicker', () => {
         undefined,
         () => Promise.reject(new Error('connection refused')),
       );
-      ticker.start();
-      await clock.tickAsync(0);
-      await clock.tickAsync(60_000);
-      await ticker.stop();
+      await runFor(ticker, 60_000);
       expect(iso(ticks)).to.deepEqual(['10:00:42.000', '10:01:00.010']);
       expect(logs.find('Warming up for the next tick failed')[0]).to.match({
         level: 'debug',
@@ -287,10 +277,7 @@ describe('MinuteTicker', () => {
             `prepare at ${iso([new Date()])[0]} for ${iso([tickAt])[0]}`,
           ),
       );
-      ticker.start();
-      await clock.tickAsync(0);
-      await clock.tickAsync(2 * 60_000);
-      await ticker.stop();
+      await runFor(ticker, 2 * 60_000);
       expect(READ_AHEAD_MS).to.equal(3000);
       expect(events).to.deepEqual([
         'tick 10:00:42.000',
