@@ -7,24 +7,20 @@
 -- written here and brought up to date by every `npm run migrate` (after an
 -- upgrade of PostgreSQL's zone data). A name the table lacks is still looked
 -- up the slow way, so nothing PostgreSQL knows is refused.
--- IF NOT EXISTS and ON CONFLICT: a restore --clean of an older dump into an
--- upgraded database leaves this table behind (it is not in the dump) while
--- the restored pgmigrations no longer records this file, which then runs
--- again (docs/operations.md, "Restoring the database").
-CREATE TABLE IF NOT EXISTS known_time_zone (
+CREATE TABLE known_time_zone (
   name text PRIMARY KEY CHECK (name = lower(name))
 );
 
 INSERT INTO known_time_zone (name)
-  SELECT DISTINCT lower(name) FROM pg_timezone_names
-  ON CONFLICT DO NOTHING;
+  SELECT DISTINCT lower(name) FROM pg_timezone_names;
 
 CREATE OR REPLACE FUNCTION is_known_time_zone(zone text) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-  -- NULL is no known zone, as before (the trigger lets a NULL zone through
-  -- before asking).
-  IF zone IS NULL OR zone !~ '^[A-Za-z0-9_+/-]{1,64}$'
+  IF zone IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF zone !~ '^[A-Za-z0-9_+/-]{1,64}$'
      OR zone ~* '^(posix|right)/'
      OR lower(zone) IN ('factory', 'localtime', 'posixrules') THEN
     RETURN false;
