@@ -196,15 +196,18 @@ function checkRuleIntervals(text: string): void {
           `the body's RRULE INTERVAL ${JSON.stringify(interval.slice(0, 20))} is not a positive integer`,
         );
       }
-      for (const freq of freqs) {
-        const max = MAX_INTERVAL_BY_FREQ.get(freq);
-        if (max !== undefined && Number(interval) > max) {
-          throw new NotICalendarError(
-            `the body's RRULE INTERVAL ${interval.slice(0, 20)} with FREQ=${freq} repeats less than once in the 10,000 years a calendar holds (at most ${max})`,
-          );
-        }
-      }
+      for (const freq of freqs) checkPeriod(interval.slice(0, 20), freq);
     }
+  }
+}
+
+/** Refuses an INTERVAL (digits) of `freq` past MAX_INTERVAL_BY_FREQ. */
+function checkPeriod(interval: string, freq: string): void {
+  const max = MAX_INTERVAL_BY_FREQ.get(freq);
+  if (max !== undefined && Number(interval) > max) {
+    throw new NotICalendarError(
+      `the body's RRULE INTERVAL ${interval} with FREQ=${freq} repeats less than once in the 10,000 years a calendar holds (at most ${max})`,
+    );
   }
 }
 
@@ -215,12 +218,7 @@ function checkRuleIntervals(text: string): void {
 export function checkParsedIntervals(component: ICAL.Component): void {
   for (const property of component.getAllProperties('rrule')) {
     for (const recur of property.getValues() as ICAL.Recur[]) {
-      const max = MAX_INTERVAL_BY_FREQ.get(String(recur.freq).toUpperCase());
-      if (max !== undefined && recur.interval > max) {
-        throw new NotICalendarError(
-          `the body's RRULE INTERVAL ${recur.interval} with FREQ=${String(recur.freq).toUpperCase()} repeats less than once in the 10,000 years a calendar holds (at most ${max})`,
-        );
-      }
+      checkPeriod(String(recur.interval), String(recur.freq).toUpperCase());
     }
   }
 }

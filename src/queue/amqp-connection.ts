@@ -148,12 +148,8 @@ export class AmqpConnection extends EventEmitter {
         }),
       ]);
       clearTimeout(timer);
-      if (!closed) {
-        this.dropped.add(connection);
-        amqpSocketOf(connection)?.destroy(
-          new Error('the broker did not answer the close'),
-        );
-      }
+      if (!closed)
+        this.destroy(connection, 'the broker did not answer the close');
       this.logger.info('Broker connection closed', {
         broker: this.where,
         ...(closed ? {} : {unanswered_close: true}),
@@ -174,15 +170,24 @@ export class AmqpConnection extends EventEmitter {
       broker: this.node,
       reason,
     });
-    this.dropped.add(connection);
     this.blockedBy = undefined;
     // Gone for this side now, whatever amqplib makes of it: channels are
     // re-created on the next connection.
     this.connection = undefined;
     this.emit('disconnected');
     this.scheduleReconnect(new Error(`dropped: ${reason}`));
+    this.destroy(connection, `dropped: ${reason}`);
+  }
+
+  /**
+   * Ends `connection`'s socket without a handshake (or, should amqplib's
+   * shape have changed, closes it in its own time); the socket error amqplib
+   * then reports is this side's doing, not logged.
+   */
+  private destroy(connection: ChannelModel, reason: string): void {
+    this.dropped.add(connection);
     const socket = amqpSocketOf(connection);
-    if (socket) socket.destroy(new Error(`dropped: ${reason}`));
+    if (socket) socket.destroy(new Error(reason));
     else closeQuietly(connection).catch(() => undefined);
   }
 
