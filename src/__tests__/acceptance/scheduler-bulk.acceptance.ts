@@ -85,7 +85,7 @@ describe('bulk actions on schedulers (issue 15, item 9)', () => {
   it('applies the rules of a single change to each item', async () => {
     const once = await created({
       schedule: undefined,
-      date_time: '2027-06-01T00:00:00Z',
+      date_time: '2099-06-01T00:00:00Z',
       status: false,
     });
     // Resuming a one-time scheduler whose moment has passed is refused alone.

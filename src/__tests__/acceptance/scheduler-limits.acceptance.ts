@@ -100,7 +100,7 @@ describe('Scheduler API: limits on what one scheduler may cost', () => {
           givenSchedulerBody({
             ...stayAliveBody,
             stay_alive: false,
-            date_time: '2027-03-01T09:30:00Z',
+            date_time: '2099-03-01T09:30:00Z',
           }),
         )
         .expect(201);
@@ -122,7 +122,7 @@ describe('Scheduler API: limits on what one scheduler may cost', () => {
           givenSchedulerBody({
             ...stayAliveBody,
             stay_alive: false,
-            date_time: '2027-03-01T09:30:00Z',
+            date_time: '2099-03-01T09:30:00Z',
           }),
         )
         .expect(201);

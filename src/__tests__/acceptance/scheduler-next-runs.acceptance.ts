@@ -210,6 +210,33 @@ describe('next runs and the live preview (issue 15, items 2 and 3)', () => {
     }
   });
 
+  it("judges a one-time date_time against the service's clock, the one its next runs are listed by", async () => {
+    // The machine's clock had passed 2026-12-01 while the tests' clock
+    // stood at NOW: creating at NOW + 1 min was refused as past.
+    const soon = new Date(NOW.getTime() + 60_000).toISOString();
+    const once = await created({schedule: undefined, date_time: soon});
+    const {body} = await viewer
+      .get(`/api/schedulers/${once}/next-runs`)
+      .expect(200);
+    expect(body.runs).to.deepEqual([soon]);
+    const res = await operator
+      .post('/api/schedulers')
+      .send(
+        givenSchedulerBody({
+          schedule: undefined,
+          date_time: '2026-11-23T09:59:00Z',
+        }),
+      )
+      .expect(422);
+    expect(res.body.error.details[0]).to.containDeep({
+      path: '/date_time',
+      code: 'past',
+    });
+    expect(res.body.error.details[0].message).to.match(
+      /at or after 2026-11-23T10:00:00\.000Z/,
+    );
+  });
+
   it('refuses a count out of range, an unknown id and a missing token', async () => {
     const id = await created({});
     for (const count of ['0', '101', 'ten', '1.5']) {

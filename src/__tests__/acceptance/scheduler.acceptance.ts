@@ -97,10 +97,10 @@ describe('Scheduler API', () => {
         schedule: undefined,
         report_id: undefined,
         worker_id: 3,
-        date_time: '2027-03-01T09:30:00+01:00',
+        date_time: '2099-03-01T09:30:00+01:00',
         params: {batch: 500},
       });
-      expect(oneTime.date_time).to.equal('2027-03-01T08:30:00.000Z');
+      expect(oneTime.date_time).to.equal('2099-03-01T08:30:00.000Z');
       // Only admins may mark a scheduler stay-alive.
       const {body: stayAlive} = await asUser(given.client, team.admin)
         .post('/api/schedulers')
@@ -150,7 +150,7 @@ describe('Scheduler API', () => {
       ['two task kinds', {worker_id: 2}, ['/report_id', '/worker_id']],
       [
         'schedule and date_time',
-        {date_time: '2027-01-01T00:00:00Z'},
+        {date_time: '2099-01-01T00:00:00Z'},
         ['/schedule', '/date_time'],
       ],
       [
@@ -165,7 +165,7 @@ describe('Scheduler API', () => {
       ],
       [
         'a date_time without a zone',
-        {schedule: undefined, date_time: '2027-01-01T10:00:00'},
+        {schedule: undefined, date_time: '2099-01-01T10:00:00'},
         ['/date_time'],
       ],
       ['params that are not an object', {params: ['a', 'b']}, ['/params']],
@@ -392,11 +392,11 @@ describe('Scheduler API', () => {
       const created = await createScheduler();
       const res = await api
         .patch(`/api/schedulers/${created.id}`)
-        .send({schedule: null, date_time: '2027-05-01T12:00:00Z'})
+        .send({schedule: null, date_time: '2099-05-01T12:00:00Z'})
         .expect(200);
       expect(res.body).to.containDeep({
         schedule: null,
-        date_time: '2027-05-01T12:00:00.000Z',
+        date_time: '2099-05-01T12:00:00.000Z',
       });
     });
 
@@ -404,7 +404,7 @@ describe('Scheduler API', () => {
       const created = await createScheduler();
       const res = await api
         .patch(`/api/schedulers/${created.id}`)
-        .send({date_time: '2027-05-01T12:00:00Z'})
+        .send({date_time: '2099-05-01T12:00:00Z'})
         .expect(422);
       expect(badFields(res.body)).to.deepEqual(['/schedule', '/date_time']);
       const second = await api
