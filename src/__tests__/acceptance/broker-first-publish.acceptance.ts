@@ -3,6 +3,7 @@ import {connect, createServer, Server, Socket} from 'node:net';
 import {asUser, givenTeam} from '../fixtures/security';
 import {drainQueue, resetBroker, TEST_AMQP_URL} from '../fixtures/test-broker';
 import {TASK_QUEUE} from '../../queue/topology';
+import {TcpProxy, viaPort} from '../fixtures/tcp-proxy';
 import {
   givenRunningApp,
   givenSchedulerBody,
@@ -87,6 +88,49 @@ describe('the API opens the broker on first use', () => {
         ),
       ).to.deepEqual([{n: 0}]);
     });
+  });
+
+  it('ends a run now the broker leaves unconfirmed at AMQP_CONFIRM_TIMEOUT_MS as pending, and publishes the next on a fresh connection', async () => {
+    const broker = new URL(TEST_AMQP_URL);
+    const proxy = new TcpProxy(broker.hostname, Number(broker.port || 5672));
+    const port = await proxy.start();
+    const app = await givenRunningApp({
+      amqpUrl: viaPort(TEST_AMQP_URL, port),
+      amqpConfirmTimeoutMs: 500,
+    });
+    try {
+      const team = await givenTeam(app.app);
+      const operator = asUser(app.client, team.operator);
+      const {body: scheduler} = await operator
+        .post('/api/schedulers')
+        .send(givenSchedulerBody())
+        .expect(201);
+      // Within 5 s: the default deadline (60 s) would outlast the timeout.
+      const run = async () =>
+        (
+          await operator
+            .post(`/api/schedulers/${scheduler.id}/run`)
+            .send({})
+            .timeout(5000)
+            .expect(202)
+        ).body.status;
+      expect(await run()).to.equal('published');
+      // The broker stops reading the API's connection (flow control).
+      proxy.stallOpen();
+      expect(await run()).to.equal('pending');
+      // That connection was dropped; the next run opens a fresh one.
+      let status = await run().catch(() => 'refused');
+      const deadline = Date.now() + 10_000;
+      while (status !== 'published' && Date.now() < deadline) {
+        await new Promise(resolve => setTimeout(resolve, 200));
+        status = await run().catch(() => 'refused');
+      }
+      expect(status).to.equal('published');
+      expect(proxy.accepted).to.be.aboveOrEqual(2);
+    } finally {
+      await app.app.stop();
+      await proxy.close();
+    }
   });
 
   describe('a broker slow to answer', () => {
