@@ -5,7 +5,7 @@ import {mkdtemp, rm} from 'node:fs/promises';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
 import type {Response} from 'supertest';
-import {ReportBindings} from '../../keys';
+import {ProducerBindings, ReportBindings} from '../../keys';
 import type {ReportGenerationService} from '../../reports/report-generation.service';
 import {TASK_QUEUE} from '../../queue/topology';
 import {pdfText} from '../fixtures/pdf-text';
@@ -45,7 +45,12 @@ describe('POST /reports/generate', () => {
     const base = givenTestConfig();
     given = await givenRunningApp(
       {reports: {...base.reports, smtpUrl: smtp.url, mailOutboxDir: outbox}},
-      app => app.bind(ReportBindings.CLOCK).to(() => NOW),
+      app => {
+        app.bind(ReportBindings.CLOCK).to(() => NOW);
+        // Next runs too: the inventory's next run is compared with it, and
+        // on the machine's clock it moves on after 2027-03-28 01:00 UTC.
+        app.bind(ProducerBindings.CLOCK).to(() => NOW);
+      },
     );
   });
   after(async () => {
