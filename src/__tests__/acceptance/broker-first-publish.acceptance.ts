@@ -1,6 +1,6 @@
 import {expect} from '@loopback/testlab';
 import {connect, createServer, Server, Socket} from 'node:net';
-import {asUser, givenTeam} from '../fixtures/security';
+import {asUser, AuthedClient, givenTeam} from '../fixtures/security';
 import {drainQueue, resetBroker, TEST_AMQP_URL} from '../fixtures/test-broker';
 import {TASK_QUEUE} from '../../queue/topology';
 import {TcpProxy, viaPort} from '../fixtures/tcp-proxy';
@@ -10,6 +10,19 @@ import {
   TestApp,
 } from '../fixtures/test-app';
 import {givenCatalog, sql, truncateAll} from '../fixtures/test-database';
+
+/** An operator of `app` and one scheduler of theirs to run. */
+async function givenOperatorScheduler(
+  app: TestApp,
+): Promise<{operator: AuthedClient; scheduler: {id: number}}> {
+  const team = await givenTeam(app.app);
+  const operator = asUser(app.client, team.operator);
+  const {body: scheduler} = await operator
+    .post('/api/schedulers')
+    .send(givenSchedulerBody())
+    .expect(201);
+  return {operator, scheduler};
+}
 
 describe('the API opens the broker on first use', () => {
   let given: TestApp;
@@ -24,12 +37,7 @@ describe('the API opens the broker on first use', () => {
   afterEach(() => given.app.stop());
 
   it('lets requests that come while it opens wait for it, not answer 503 (review: 5 of 6 concurrent backfills did)', async () => {
-    const team = await givenTeam(given.app);
-    const operator = asUser(given.client, team.operator);
-    const {body: scheduler} = await operator
-      .post('/api/schedulers')
-      .send(givenSchedulerBody())
-      .expect(201);
+    const {operator, scheduler} = await givenOperatorScheduler(given);
     const answers = await Promise.all(
       Array.from({length: 8}, () =>
         operator.post(`/api/schedulers/${scheduler.id}/run`).send({}),
@@ -65,12 +73,7 @@ describe('the API opens the broker on first use', () => {
         amqpUrl: `amqp://guest:guest@127.0.0.1:${port}`,
         amqpConnectTimeoutMs: 300,
       });
-      const team = await givenTeam(app.app);
-      const operator = asUser(app.client, team.operator);
-      const {body: scheduler} = await operator
-        .post('/api/schedulers')
-        .send(givenSchedulerBody())
-        .expect(201);
+      const {operator, scheduler} = await givenOperatorScheduler(app);
       const run = () =>
         operator
           .post(`/api/schedulers/${scheduler.id}/run`)
@@ -99,12 +102,7 @@ describe('the API opens the broker on first use', () => {
       amqpConfirmTimeoutMs: 500,
     });
     try {
-      const team = await givenTeam(app.app);
-      const operator = asUser(app.client, team.operator);
-      const {body: scheduler} = await operator
-        .post('/api/schedulers')
-        .send(givenSchedulerBody())
-        .expect(201);
+      const {operator, scheduler} = await givenOperatorScheduler(app);
       // Within 5 s: the default deadline (60 s) would outlast the timeout.
       const run = async () =>
         (
