@@ -4,6 +4,7 @@ import {asUser, AuthedClient, givenTeam} from '../fixtures/security';
 import {drainQueue, resetBroker, TEST_AMQP_URL} from '../fixtures/test-broker';
 import {TASK_QUEUE} from '../../queue/topology';
 import {TcpProxy, viaPort} from '../fixtures/tcp-proxy';
+import {eventually} from '../fixtures/test-consumer';
 import {
   givenRunningApp,
   givenSchedulerBody,
@@ -116,14 +117,13 @@ describe('the API opens the broker on first use', () => {
       // The broker stops reading the API's connection (flow control).
       proxy.stallOpen();
       expect(await run()).to.equal('pending');
-      // That connection was dropped; the next run opens a fresh one.
-      let status = await run().catch(() => 'refused');
-      const deadline = Date.now() + 10_000;
-      while (status !== 'published' && Date.now() < deadline) {
-        await new Promise(resolve => setTimeout(resolve, 200));
-        status = await run().catch(() => 'refused');
-      }
-      expect(status).to.equal('published');
+      // That connection was dropped; a later run goes out on a fresh one
+      // (while it opens, runs answer 503 and store nothing).
+      await eventually(
+        async () => (await run().catch(() => 'refused')) === 'published',
+        10_000,
+        'a run published on a fresh connection',
+      );
       expect(proxy.accepted).to.be.aboveOrEqual(2);
     } finally {
       await app.app.stop();
