@@ -9,6 +9,9 @@
 // the suite in one process, as `npx mocha` does. Extra arguments go to every
 // shard (e.g. --grep). Shard 1 prints as it goes; the others print whole when
 // they end, each under its own heading; the exit code is the first non-zero one.
+// The failures of every failed shard are printed again at the very end: a CI
+// log is often read from its tail, and shard 1's failures would otherwise sit
+// thousands of lines above it.
 'use strict';
 const {spawn} = require('node:child_process');
 const fs = require('node:fs');
@@ -70,6 +73,8 @@ const baseArgs = [
   String(config.timeout),
   '--reporter',
   recordTo ? path.join(__dirname, 'file-timing-reporter.js') : config.reporter,
+  // Every shard writes to a pipe; shard 1 keeps its colours on a terminal.
+  ...(process.stdout.isTTY ? ['--color'] : []),
   ...process.argv.slice(2),
 ];
 
@@ -84,13 +89,19 @@ function runShard(shard, index) {
         env: recordTo
           ? {...process.env, MOCHA_FILE_TIMINGS: timingsOf(index)}
           : process.env,
-        stdio: ['ignore', live ? 'inherit' : 'pipe', live ? 'inherit' : 'pipe'],
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
     children.add(child);
     const output = [];
-    child.stdout?.on('data', chunk => output.push(chunk));
-    child.stderr?.on('data', chunk => output.push(chunk));
+    child.stdout.on('data', chunk => {
+      output.push(chunk);
+      if (live) process.stdout.write(chunk);
+    });
+    child.stderr.on('data', chunk => {
+      output.push(chunk);
+      if (live) process.stderr.write(chunk);
+    });
     const started = Date.now();
     child.on('close', (code, signal) => {
       children.delete(child);
@@ -128,6 +139,12 @@ async function main() {
     for (const chunk of result.output) process.stdout.write(chunk);
   }
   const failed = results.filter(result => result.code !== 0);
+  for (const result of failed) {
+    process.stdout.write(
+      `\n==== failures of mocha shard ${result.index + 1} of ${shards.length} ====\n` +
+        failuresOf(Buffer.concat(result.output).toString('utf8')),
+    );
+  }
   if (recordTo) recordWeights(failed.length === 0 ? results : []);
   process.stdout.write(
     `\nmocha: ${shards.length} shard(s) in ${Math.round((Date.now() - started) / 1000)} s ` +
@@ -137,6 +154,21 @@ async function main() {
         : `failed: shard ${failed.map(r => r.index + 1).join(', ')}\n`),
   );
   process.exitCode = failed[0]?.code ?? process.exitCode ?? 0;
+}
+
+// Mocha's closing section ("N failing" and each failure's stack), or the
+// last lines when a shard died before it could write one.
+function failuresOf(text) {
+  const lines = text.split('\n');
+  // eslint-disable-next-line no-control-regex
+  const plain = line => line.replace(/\x1b\[[0-9;]*m/g, '');
+  const start = lines.findLastIndex(line =>
+    /^\s+\d+ failing\s*$/.test(plain(line)),
+  );
+  return `${lines
+    .slice(start >= 0 ? start : -60)
+    .join('\n')
+    .trimEnd()}\n`;
 }
 
 function recordWeights(passed) {
