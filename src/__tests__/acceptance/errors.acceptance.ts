@@ -4,6 +4,7 @@ import {expect} from '@loopback/testlab';
 import {dropDatabase} from '../../database/database-admin';
 import {migrateDatabase} from '../../database/migration-runner';
 import {LogCapture} from '../fixtures/log-capture';
+import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
 import {
   givenRunningApp,
   givenSchedulerBody,
@@ -151,7 +152,11 @@ describe('uniform HTTP errors', () => {
     });
   });
 
-  describe('database failures and conflicts', () => {
+  describe('database failures and conflicts', function (this: Mocha.Suite) {
+    // Its hooks migrate a database of its own, and stop the app and drop
+    // it: as long as the root hooks' own, which do the same. One such
+    // `after all` passed 20 s with four test processes on two cores.
+    this.timeout(SLOW_SUITE_TIMEOUT_MS);
     const databaseUrl = uniqueDatabaseUrl('broken');
     let given: TestApp;
     let api: AuthedClient;
