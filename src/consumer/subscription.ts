@@ -62,14 +62,19 @@ export class Subscription<C extends Channel> {
     if (this.options.connection.connected) await this.subscribe();
   }
 
-  /** Stops taking deliveries; the channel stays open to settle those in hand. */
+  /**
+   * Stops taking deliveries; the channel stays open to settle those in
+   * hand, and a later start() consumes on it again.
+   */
   async cancel(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.subscribing;
     const channel = this.current;
-    if (channel && this.consumerTag) {
-      await channel.cancel(this.consumerTag).catch(() => undefined);
+    const consumerTag = this.consumerTag;
+    this.consumerTag = undefined;
+    if (channel && consumerTag) {
+      await channel.cancel(consumerTag).catch(() => undefined);
     }
   }
 
@@ -84,8 +89,13 @@ export class Subscription<C extends Channel> {
 
   /** One subscription at a time: start(), 'connected' and a retry may all ask. */
   private subscribe(): Promise<void> {
-    if (this.stopped || this.current) return Promise.resolve();
-    this.subscribing ??= this.open()
+    if (this.stopped || (this.current && this.consumerTag)) {
+      return Promise.resolve();
+    }
+    // A channel kept by cancel() (or one whose consume is under way, which
+    // `subscribing` already holds) is consumed on again, not replaced.
+    const kept = this.current;
+    this.subscribing ??= (kept ? this.consumeOn(kept) : this.open())
       .catch(error => {
         this.options.logger.error('Could not consume', {
           queue: this.options.queue,
@@ -113,7 +123,7 @@ export class Subscription<C extends Channel> {
     this.consumerTag = undefined;
     this.openedAt = Date.now();
     try {
-      this.consumerTag = await options.consume(channel);
+      await this.consumeOn(channel);
     } catch (error) {
       // Let the channel go here, not only in its 'close' handler: amqplib
       // may have closed it before that handler existed (its last reply and
@@ -126,11 +136,17 @@ export class Subscription<C extends Channel> {
       await closeQuietly(channel);
       throw error;
     }
-    if (this.stopped) {
-      await channel.cancel(this.consumerTag).catch(() => undefined);
+  }
+
+  /** Registers the consumer on `channel`; cancels it again if stopped meanwhile. */
+  private async consumeOn(channel: C): Promise<void> {
+    const consumerTag = await this.options.consume(channel);
+    if (this.stopped || channel !== this.current) {
+      await channel.cancel(consumerTag).catch(() => undefined);
       return;
     }
-    options.logger.info('Consuming', {queue: options.queue});
+    this.consumerTag = consumerTag;
+    this.options.logger.info('Consuming', {queue: this.options.queue});
   }
 
   /** The broker cancelled the consumer (queue deleted): start over on a new channel. */
