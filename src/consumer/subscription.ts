@@ -1,4 +1,4 @@
-import type {Channel} from 'amqplib';
+import type {Channel, ConfirmChannel} from 'amqplib';
 import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
 import {closeQuietly} from '../queue/close-quietly';
@@ -19,6 +19,22 @@ export interface SubscriptionOptions<C extends Channel> {
 }
 
 /**
+ * A confirm channel for a consumer that publishes (retries, parked tasks,
+ * webhook attempts). Its publishes are mandatory, and publishConfirmed
+ * reads a publish's own return; a return no publish waits for is dropped
+ * here on purpose. Added once per channel, not per consume: a channel is
+ * consumed on again after a cancel, and each consume added one more
+ * listener (Node warned of a leak after ten).
+ */
+export async function openConfirmChannel(
+  connection: AmqpConnection,
+): Promise<ConfirmChannel> {
+  const channel = await connection.createConfirmChannel();
+  channel.on('return', () => undefined);
+  return channel;
+}
+
+/**
  * Keeps one consumer subscribed to a queue for as long as it is not stopped:
  * on a new connection, and after any channel-level close (406 on a bad ack,
  * the broker's consumer timeout, a cancel when the queue went away), it opens
@@ -33,6 +49,8 @@ export class Subscription<C extends Channel> {
   private timer?: NodeJS.Timeout;
   private subscribing?: Promise<void>;
   private openedAt = 0;
+  /** Bumped by every start(), cancel() and close(): the latest call wins. */
+  private generation = 0;
 
   constructor(private readonly options: SubscriptionOptions<C>) {
     options.connection.on('connected', () => {
@@ -58,6 +76,7 @@ export class Subscription<C extends Channel> {
 
   /** Subscribes now if connected; otherwise on the next connect. */
   async start(): Promise<void> {
+    this.generation++;
     this.stopped = false;
     if (this.options.connection.connected) await this.subscribe();
   }
@@ -67,24 +86,31 @@ export class Subscription<C extends Channel> {
    * hand, and a later start() consumes on it again.
    */
   async cancel(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.subscribing;
-    const channel = this.current;
-    const consumerTag = this.consumerTag;
-    this.consumerTag = undefined;
-    if (channel && consumerTag) {
-      await channel.cancel(consumerTag).catch(() => undefined);
-    }
+    await this.halt(false);
   }
 
   /** Cancels, then closes the channel. */
   async close(): Promise<void> {
-    await this.cancel();
+    await this.halt(true);
+  }
+
+  private async halt(closing: boolean): Promise<void> {
+    const generation = ++this.generation;
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.subscribing;
+    // A start() while the subscription under way ended found it as it was
+    // and kept it: cancelling now would leave it started, consuming nothing.
+    if (generation !== this.generation) return;
     const channel = this.current;
-    this.current = undefined;
+    const consumerTag = this.consumerTag;
+    // Forgotten before the broker answers: a start() meanwhile consumes anew.
     this.consumerTag = undefined;
-    if (channel) await closeQuietly(channel);
+    if (closing) this.current = undefined;
+    if (channel && consumerTag) {
+      await channel.cancel(consumerTag).catch(() => undefined);
+    }
+    if (closing && channel) await closeQuietly(channel);
   }
 
   /** One subscription at a time: start(), 'connected' and a retry may all ask. */

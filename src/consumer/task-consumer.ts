@@ -28,7 +28,7 @@ import {retryMark} from './retry-mark';
 import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
 import {resentOf} from './resent-count';
 import type {RunLedger, StartDecision} from './run-ledger';
-import {Subscription} from './subscription';
+import {openConfirmChannel, Subscription} from './subscription';
 import type {Metrics} from '../metrics/metrics';
 import {failureReason} from '../metrics/failure-reason';
 import {isSaneRequestId} from '../logging/request-context';
@@ -145,7 +145,7 @@ export class TaskConsumer {
       queue: this.queueName,
       connection: options.connection,
       logger: options.logger,
-      openChannel: connection => connection.createConfirmChannel(),
+      openChannel: openConfirmChannel,
       consume: channel => this.consume(channel),
       onChannelClosed: channel => this.channelClosed(channel),
     });
@@ -198,8 +198,6 @@ export class TaskConsumer {
   }
 
   private async consume(channel: ConfirmChannel): Promise<string> {
-    // A publish no queue takes comes back: publishConfirmed counts it as failed.
-    channel.on('return', () => undefined);
     await channel.prefetch(this.options.prefetch);
     const {consumerTag} = await channel.consume(this.queueName, message => {
       if (!message) {

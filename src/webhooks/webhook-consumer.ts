@@ -4,7 +4,7 @@ import {setTimeout as sleep} from 'node:timers/promises';
 import {publishConfirmed} from '../consumer/confirmed-publish';
 import {Delivery} from '../consumer/delivery';
 import {RETRY_COUNT_HEADER, retryCountOf} from '../consumer/retry-count';
-import {Subscription} from '../consumer/subscription';
+import {openConfirmChannel, Subscription} from '../consumer/subscription';
 import type {Logger} from '../logging/logger';
 import type {OutboundAllow} from '../outbound/address-policy';
 import {
@@ -98,9 +98,8 @@ export class WebhookConsumer {
       queue: WEBHOOK_QUEUE,
       connection: options.connection,
       logger: options.logger,
-      openChannel: connection => connection.createConfirmChannel(),
+      openChannel: openConfirmChannel,
       consume: async channel => {
-        channel.on('return', () => undefined);
         await channel.prefetch(options.prefetch ?? 10);
         const {consumerTag} = await channel.consume(WEBHOOK_QUEUE, message => {
           if (!message) return this.subscription.lost(channel);
