@@ -8,9 +8,13 @@ export class UnroutableError extends Error {
 /**
  * Publishes one message and resolves only once the broker has confirmed it
  * and did not return it: with `mandatory`, a message no queue takes comes
- * back (basic.return) before its confirm, and counts as not published. The
- * caller publishes one message at a time on the channel, so a return seen
- * while this publish waits is this message's.
+ * back (basic.return) before its confirm, and counts as not published.
+ * Other publishes may wait on the same channel at once (the webhook
+ * consumer settles several deliveries together), so a return counts only
+ * for the exchange and routing key it names: on the default and direct
+ * exchanges this service uses, those alone decide whether a queue takes a
+ * message, so a return for them is this message's, or one of a message
+ * routed no better.
  */
 export function publishConfirmed(
   channel: ConfirmChannel,
@@ -22,7 +26,12 @@ export function publishConfirmed(
   return new Promise((resolve, reject) => {
     let returned: Message | undefined;
     const onReturn = (message: Message) => {
-      returned = message;
+      if (
+        message.fields.exchange === exchange &&
+        message.fields.routingKey === routingKey
+      ) {
+        returned = message;
+      }
     };
     channel.on('return', onReturn);
     channel.publish(
