@@ -5,16 +5,55 @@ export class UnroutableError extends Error {
   override name = 'UnroutableError';
 }
 
+/** A publish waiting for its confirm, and the return that came for it. */
+interface Waiting {
+  exchange: string;
+  routingKey: string;
+  content: Buffer;
+  returned?: Message;
+}
+
+/** Each channel's publishes waiting for their confirms, in publish order. */
+const waitingOn = new WeakMap<ConfirmChannel, Set<Waiting>>();
+
+/**
+ * The channel's waiting publishes, with the one 'return' listener that
+ * hands each return to its publish. A return names no publish: it goes to
+ * the earliest waiting publish of the same exchange, routing key and bytes
+ * that has none yet (the broker returns in publish order). Matching on the
+ * route alone let a routed message take the return of another sent to the
+ * same queue just before it was declared or after it was deleted.
+ */
+function waitingPublishes(channel: ConfirmChannel): Set<Waiting> {
+  let waiting = waitingOn.get(channel);
+  if (!waiting) {
+    const publishes = new Set<Waiting>();
+    channel.on('return', (message: Message) => {
+      for (const publish of publishes) {
+        if (
+          !publish.returned &&
+          publish.exchange === message.fields.exchange &&
+          publish.routingKey === message.fields.routingKey &&
+          publish.content.equals(message.content)
+        ) {
+          publish.returned = message;
+          return;
+        }
+      }
+    });
+    waitingOn.set(channel, publishes);
+    waiting = publishes;
+  }
+  return waiting;
+}
+
 /**
  * Publishes one message and resolves only once the broker has confirmed it
  * and did not return it: with `mandatory`, a message no queue takes comes
  * back (basic.return) before its confirm, and counts as not published.
  * Other publishes may wait on the same channel at once (the webhook
- * consumer settles several deliveries together), so a return counts only
- * for the exchange and routing key it names: on the default and direct
- * exchanges this service uses, those alone decide whether a queue takes a
- * message, so a return for them is this message's, or one of a message
- * routed no better.
+ * consumer settles several deliveries together): each gets only its own
+ * return.
  */
 export function publishConfirmed(
   channel: ConfirmChannel,
@@ -23,33 +62,32 @@ export function publishConfirmed(
   content: Buffer,
   options: Options.Publish,
 ): Promise<void> {
+  const waiting = waitingPublishes(channel);
+  const publish: Waiting = {exchange, routingKey, content};
+  waiting.add(publish);
   return new Promise((resolve, reject) => {
-    let returned: Message | undefined;
-    const onReturn = (message: Message) => {
-      if (
-        message.fields.exchange === exchange &&
-        message.fields.routingKey === routingKey
-      ) {
-        returned = message;
-      }
-    };
-    channel.on('return', onReturn);
-    channel.publish(
-      exchange,
-      routingKey,
-      content,
-      {persistent: true, mandatory: true, ...options},
-      error => {
-        channel.off('return', onReturn);
-        if (error) reject(error);
-        else if (returned) {
-          reject(
-            new UnroutableError(
-              `no queue took the message for ${exchange}/${routingKey}: ${(returned.fields as {replyText?: string}).replyText}`,
-            ),
-          );
-        } else resolve();
-      },
-    );
+    try {
+      channel.publish(
+        exchange,
+        routingKey,
+        content,
+        {persistent: true, mandatory: true, ...options},
+        error => {
+          waiting.delete(publish);
+          const {returned} = publish;
+          if (error) reject(error);
+          else if (returned) {
+            reject(
+              new UnroutableError(
+                `no queue took the message for ${exchange}/${routingKey}: ${(returned.fields as {replyText?: string}).replyText}`,
+              ),
+            );
+          } else resolve();
+        },
+      );
+    } catch (error) {
+      waiting.delete(publish);
+      throw error;
+    }
   });
 }

@@ -1,4 +1,4 @@
-import type {Channel, ConfirmChannel} from 'amqplib';
+import type {Channel} from 'amqplib';
 import type {Logger} from '../logging/logger';
 import type {AmqpConnection} from '../queue/amqp-connection';
 import {closeQuietly} from '../queue/close-quietly';
@@ -16,22 +16,6 @@ export interface SubscriptionOptions<C extends Channel> {
   onChannelClosed?: (channel: C) => void;
   minBackoffMs?: number;
   maxBackoffMs?: number;
-}
-
-/**
- * A confirm channel for a consumer that publishes (retries, parked tasks,
- * webhook attempts). Its publishes are mandatory, and publishConfirmed
- * reads a publish's own return; a return no publish waits for is dropped
- * here on purpose. Added once per channel, not per consume: a channel is
- * consumed on again after a cancel, and each consume added one more
- * listener (Node warned of a leak after ten).
- */
-export async function openConfirmChannel(
-  connection: AmqpConnection,
-): Promise<ConfirmChannel> {
-  const channel = await connection.createConfirmChannel();
-  channel.on('return', () => undefined);
-  return channel;
 }
 
 /**

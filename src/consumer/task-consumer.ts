@@ -28,7 +28,7 @@ import {retryMark} from './retry-mark';
 import {RETRY_COUNT_HEADER, retryCountOf} from './retry-count';
 import {resentOf} from './resent-count';
 import type {RunLedger, StartDecision} from './run-ledger';
-import {openConfirmChannel, Subscription} from './subscription';
+import {Subscription} from './subscription';
 import type {Metrics} from '../metrics/metrics';
 import {failureReason} from '../metrics/failure-reason';
 import {isSaneRequestId} from '../logging/request-context';
@@ -145,7 +145,7 @@ export class TaskConsumer {
       queue: this.queueName,
       connection: options.connection,
       logger: options.logger,
-      openChannel: openConfirmChannel,
+      openChannel: connection => connection.createConfirmChannel(),
       consume: channel => this.consume(channel),
       onChannelClosed: channel => this.channelClosed(channel),
     });

@@ -4,7 +4,7 @@ import {setTimeout as sleep} from 'node:timers/promises';
 import {publishConfirmed} from '../consumer/confirmed-publish';
 import {Delivery} from '../consumer/delivery';
 import {RETRY_COUNT_HEADER, retryCountOf} from '../consumer/retry-count';
-import {openConfirmChannel, Subscription} from '../consumer/subscription';
+import {Subscription} from '../consumer/subscription';
 import type {Logger} from '../logging/logger';
 import type {OutboundAllow} from '../outbound/address-policy';
 import {
@@ -98,7 +98,7 @@ export class WebhookConsumer {
       queue: WEBHOOK_QUEUE,
       connection: options.connection,
       logger: options.logger,
-      openChannel: openConfirmChannel,
+      openChannel: connection => connection.createConfirmChannel(),
       consume: async channel => {
         await channel.prefetch(options.prefetch ?? 10);
         const {consumerTag} = await channel.consume(WEBHOOK_QUEUE, message => {

@@ -55,4 +55,54 @@ describe('publishConfirmed', () => {
     const got = await withChannel(c => c.get(QUEUE, {noAck: true}));
     expect(got && got.content.toString()).to.equal('kept');
   });
+
+  // Review of the fix above, which matched a return by its route alone: a
+  // message sent to a queue just before it was declared came back, and the
+  // next one, routed, took that return as its own.
+  it('gives a return only to the message it brings back, the route alike', async () => {
+    const late = 'confirmed_publish_declared_late';
+    await channel.deleteQueue(late);
+    const before = publishConfirmed(channel, '', late, Buffer.from('A'), {});
+    const declared = channel.assertQueue(late, {durable: false});
+    const after = publishConfirmed(channel, '', late, Buffer.from('B'), {});
+    const [first, second] = await Promise.allSettled([before, after]);
+    await declared;
+    try {
+      expect(first.status).to.equal('rejected');
+      expect(second.status).to.equal('fulfilled');
+      const got = await withChannel(c => c.get(late, {noAck: true}));
+      expect(got && got.content.toString()).to.equal('B');
+    } finally {
+      await channel.deleteQueue(late);
+    }
+  });
+
+  it('leaves one return listener on a channel however many publishes wait at once', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const results = await Promise.allSettled(
+        Array.from({length: 20}, (_, i) =>
+          publishConfirmed(
+            channel,
+            '',
+            i % 2 ? QUEUE : NOWHERE,
+            Buffer.from(`m${i}`),
+            {},
+          ),
+        ),
+      );
+      expect(results.map(r => r.status)).to.deepEqual(
+        Array.from({length: 20}, (_, i) => (i % 2 ? 'fulfilled' : 'rejected')),
+      );
+      expect(channel.listenerCount('return')).to.equal(1);
+      expect(warnings.map(w => w.name)).to.not.containEql(
+        'MaxListenersExceededWarning',
+      );
+    } finally {
+      process.off('warning', onWarning);
+      await withChannel(c => c.purgeQueue(QUEUE));
+    }
+  });
 });

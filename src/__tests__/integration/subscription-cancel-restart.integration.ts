@@ -1,6 +1,7 @@
 import {expect} from '@loopback/testlab';
 import type {ConfirmChannel, ConsumeMessage} from 'amqplib';
-import {openConfirmChannel, Subscription} from '../../consumer/subscription';
+import {publishConfirmed} from '../../consumer/confirmed-publish';
+import {Subscription} from '../../consumer/subscription';
 import {AmqpConnection} from '../../queue/amqp-connection';
 import {LogCapture} from '../fixtures/log-capture';
 import {TEST_AMQP_URL, withChannel} from '../fixtures/test-broker';
@@ -26,7 +27,7 @@ async function givenSubscription(queue: string) {
     logger: logs.logger,
     openChannel: async opening => {
       counts.opened++;
-      return openConfirmChannel(opening);
+      return opening.createConfirmChannel();
     },
     consume: async channel => {
       await channel.prefetch(1);
@@ -114,11 +115,22 @@ describe('consumer subscription: cancelled, then started again', () => {
     process.on('warning', onWarning);
     try {
       await given.subscription.start();
+      // Publishing on the channel, as the task and webhook consumers do.
+      const channel = given.subscription.channel!;
       for (let cycle = 0; cycle < 12; cycle++) {
         await given.subscription.cancel();
         await given.subscription.start();
+        await publishConfirmed(
+          channel,
+          '',
+          'subscription_restart_listeners_nowhere',
+          Buffer.from(`${cycle}`),
+          {},
+        ).catch(() => undefined);
       }
-      expect(given.subscription.channel!.listenerCount('return')).to.equal(1);
+      expect(given.subscription.channel).to.equal(channel);
+      // publishConfirmed's own, if any: none per consume or per publish.
+      expect(channel.listenerCount('return')).to.be.belowOrEqual(1);
       await given.send('after twelve restarts');
       await eventually(() => given.received.length === 1, 5000, 'the message');
       expect(warnings.map(w => w.name)).to.not.containEql(
