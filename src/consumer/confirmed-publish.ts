@@ -66,28 +66,48 @@ export function publishConfirmed(
   const publish: Waiting = {exchange, routingKey, content};
   waiting.add(publish);
   return new Promise((resolve, reject) => {
+    const answered = (error: unknown) => {
+      waiting.delete(publish);
+      const {returned} = publish;
+      if (error) reject(error);
+      else if (returned) {
+        reject(
+          new UnroutableError(
+            `no queue took the message for ${exchange}/${routingKey}: ${(returned.fields as {replyText?: string}).replyText}`,
+          ),
+        );
+      } else resolve();
+    };
     try {
       channel.publish(
         exchange,
         routingKey,
         content,
         {persistent: true, mandatory: true, ...options},
-        error => {
-          waiting.delete(publish);
-          const {returned} = publish;
-          if (error) reject(error);
-          else if (returned) {
-            reject(
-              new UnroutableError(
-                `no queue took the message for ${exchange}/${routingKey}: ${(returned.fields as {replyText?: string}).replyText}`,
-              ),
-            );
-          } else resolve();
-        },
+        answered,
       );
     } catch (error) {
       waiting.delete(publish);
+      forgetConfirmCallback(channel, answered);
       throw error;
     }
   });
+}
+
+/**
+ * amqplib 0.10 queues a publish's confirm callback before it encodes the
+ * message: one that failed to encode (a routing key over 255 bytes, a
+ * header of a type AMQP has not) left its callback queued with nothing
+ * sent, and every later confirm on the channel went to the callback queued
+ * before its own, the last one to none. Taken back when it is still the
+ * last queued; left alone if amqplib's shape has changed.
+ */
+function forgetConfirmCallback(
+  channel: ConfirmChannel,
+  callback: (error: unknown) => void,
+): void {
+  const {unconfirmed} = channel as unknown as {unconfirmed?: unknown};
+  if (Array.isArray(unconfirmed) && unconfirmed.at(-1) === callback) {
+    unconfirmed.pop();
+  }
 }

@@ -77,6 +77,27 @@ describe('publishConfirmed', () => {
     }
   });
 
+  // Review: amqplib queues the confirm callback before it encodes the
+  // message, so one that failed to encode shifted every later confirm on
+  // the channel by one, and the last publish never settled.
+  it('keeps later confirms in step after a publish that failed to encode', async () => {
+    await expect(
+      publishConfirmed(channel, '', 'x'.repeat(300), Buffer.from('bad'), {}),
+    ).to.be.rejectedWith(/routingKey/);
+    await expect(
+      publishConfirmed(channel, '', 'x', Buffer.from('bad'), {
+        headers: {big: 10n ** 30n},
+      }),
+    ).to.be.rejectedWith(/bigint/);
+    const next = publishConfirmed(channel, '', QUEUE, Buffer.from('next'), {});
+    const settled = await Promise.race([
+      next.then(() => 'confirmed'),
+      new Promise(resolve => setTimeout(() => resolve('still waiting'), 5000)),
+    ]);
+    expect(settled).to.equal('confirmed');
+    await withChannel(c => c.purgeQueue(QUEUE));
+  });
+
   it('leaves one return listener on a channel however many publishes wait at once', async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
