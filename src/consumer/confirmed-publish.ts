@@ -22,29 +22,29 @@ const waitingOn = new WeakMap<ConfirmChannel, Set<Waiting>>();
  * the earliest waiting publish of the same exchange, routing key and bytes
  * that has none yet (the broker returns in publish order). Matching on the
  * route alone let a routed message take the return of another sent to the
- * same queue just before it was declared or after it was deleted.
+ * same queue just before it was declared or after it was deleted. Every
+ * channel publishConfirmed is given has this listener, so its owner needs
+ * none of its own.
  */
 function waitingPublishes(channel: ConfirmChannel): Set<Waiting> {
-  let waiting = waitingOn.get(channel);
-  if (!waiting) {
-    const publishes = new Set<Waiting>();
-    channel.on('return', (message: Message) => {
-      for (const publish of publishes) {
-        if (
-          !publish.returned &&
-          publish.exchange === message.fields.exchange &&
-          publish.routingKey === message.fields.routingKey &&
-          publish.content.equals(message.content)
-        ) {
-          publish.returned = message;
-          return;
-        }
+  const known = waitingOn.get(channel);
+  if (known) return known;
+  const publishes = new Set<Waiting>();
+  channel.on('return', (message: Message) => {
+    for (const publish of publishes) {
+      if (
+        !publish.returned &&
+        publish.exchange === message.fields.exchange &&
+        publish.routingKey === message.fields.routingKey &&
+        publish.content.equals(message.content)
+      ) {
+        publish.returned = message;
+        return;
       }
-    });
-    waitingOn.set(channel, publishes);
-    waiting = publishes;
-  }
-  return waiting;
+    }
+  });
+  waitingOn.set(channel, publishes);
+  return publishes;
 }
 
 /**

@@ -91,7 +91,6 @@ export async function migrateQueue(
   const holding = holdingQueueOf(spec.name);
   const channel = await broker.createConfirmChannel();
   channel.on('error', () => undefined);
-  channel.on('return', () => undefined);
   try {
     const current = await probe(broker, c =>
       c.assertQueue(spec.name, spec.options),
@@ -120,7 +119,6 @@ export async function migrateQueue(
       // that used the old one ends the connection (541 INTERNAL_ERROR).
       const refill = await broker.createConfirmChannel();
       refill.on('error', () => undefined);
-      refill.on('return', () => undefined);
       try {
         moved = await moveMessages(refill, holding, spec.name);
         await deleteIfEmpty(refill, holding);

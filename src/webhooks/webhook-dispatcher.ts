@@ -144,7 +144,6 @@ export class WebhookDispatcher {
   private openChannel(): Promise<ConfirmChannel> {
     if (!this.channel) {
       const opening = this.connection.createConfirmChannel().then(channel => {
-        channel.on('return', () => undefined);
         channel.on('error', error =>
           this.logger.warn('Webhook publish channel error', {
             error: error.message,
