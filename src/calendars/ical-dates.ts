@@ -1,4 +1,4 @@
-import {isCalendarDate} from '../validation/calendar-rules';
+import {isCalendarDate} from '../validation/calendar-date';
 import ICAL from 'ical.js';
 
 /** How far ahead recurring events are expanded. */

@@ -21,6 +21,7 @@ import {
 import {
   importAllDayDatesIsolated,
   IMPORT_BUDGET_MS,
+  ImportStartTooSlowError,
   ImportTooSlowError,
 } from '../calendars/ical-import-isolated';
 import {ImportsBusyError} from '../calendars/import-slots';
@@ -182,7 +183,10 @@ export class CalendarImportController {
           headers: {'Retry-After': String(IMPORT_BUDGET_MS / 1000)},
         });
       }
-      if (error instanceof ImportsBusyError) {
+      if (
+        error instanceof ImportsBusyError ||
+        error instanceof ImportStartTooSlowError
+      ) {
         throw Object.assign(new HttpErrors.ServiceUnavailable(error.message), {
           expose: true,
           headers: {'Retry-After': String(IMPORT_BUDGET_MS / 1000)},

@@ -2,29 +2,13 @@ import type {ErrorDetail} from '../middleware/error-mapping';
 import {compileCron, InvalidCronError} from '../scheduling/compiled-cron';
 import {isValidTimeZone} from '../scheduling/wall-clock';
 import {fieldError} from './validation-error';
+import {isCalendarDate} from './calendar-date';
 
 /** The fields the calendar rules look at, as stored or as merged by PATCH. */
 export interface CalendarShape {
   time_zone?: string | null;
   dates?: unknown;
   times?: unknown;
-}
-
-/** A real day of the proleptic Gregorian calendar, written YYYY-MM-DD. */
-export function isCalendarDate(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!match) return false;
-  const [year, month, day] = match.slice(1).map(Number);
-  // setUTCFullYear: Date.UTC reads years 0-99 as 1900-1999.
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  return (
-    year >= 1 &&
-    date.getUTCFullYear() === year &&
-    date.getUTCMonth() === month - 1 &&
-    date.getUTCDate() === day
-  );
 }
 
 function timeZoneErrors(record: CalendarShape): ErrorDetail[] {
