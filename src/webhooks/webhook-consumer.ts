@@ -1,5 +1,5 @@
 import type {ConfirmChannel} from 'amqplib';
-import type {Pool} from 'pg';
+import type {Pool, PoolClient} from 'pg';
 import {setTimeout as sleep} from 'node:timers/promises';
 import {publishConfirmed} from '../consumer/confirmed-publish';
 import {Delivery} from '../consumer/delivery';
@@ -20,6 +20,7 @@ import {
   WEBHOOK_QUEUE,
   webhookRetryTier,
 } from '../queue/topology';
+import {inTransaction} from '../database/in-transaction';
 import {disableWebhook} from './webhook-disabling';
 import {
   MAX_CONSECUTIVE_FAILURES,
@@ -204,29 +205,37 @@ export class WebhookConsumer {
       attempt: retryCount + 1,
       host: safeHost(row.url),
     });
+    // Each outcome's writes (the delivery's, then its endpoint's) commit
+    // together: a process killed between them used to leave the delivery
+    // finished and its endpoint untouched for good, since a finished
+    // delivery's redelivery is only acknowledged.
     if (outcome.kind === 'succeeded') {
-      await this.finish(row, 'succeeded', outcome.status, null);
-      if (!ping) {
-        await pool.query(
-          `UPDATE webhook SET consecutive_failures = 0
-            WHERE id = $1 AND consecutive_failures <> 0`,
-          [row.webhook_id],
-        );
-      }
+      await inTransaction(pool, async client => {
+        await this.finish(client, row, 'succeeded', outcome.status, null);
+        if (!ping) {
+          await client.query(
+            `UPDATE webhook SET consecutive_failures = 0
+              WHERE id = $1 AND consecutive_failures <> 0`,
+            [row.webhook_id],
+          );
+        }
+      });
       log.info('Webhook delivered', {status_code: outcome.status});
       delivery.ack();
       return;
     }
     if (outcome.kind === 'gone') {
-      await this.finish(row, 'failed', outcome.status, '410 Gone');
-      if (!ping) {
-        await disableWebhook(
-          pool,
-          row.webhook_id,
-          'the endpoint answered 410 Gone',
-        );
-        log.warn('Webhook disabled: the endpoint answered 410 Gone');
-      }
+      await inTransaction(pool, async client => {
+        await this.finish(client, row, 'failed', outcome.status, '410 Gone');
+        if (!ping) {
+          await disableWebhook(
+            client,
+            row.webhook_id,
+            'the endpoint answered 410 Gone',
+          );
+        }
+      });
+      if (!ping) log.warn('Webhook disabled: the endpoint answered 410 Gone');
       delivery.ack();
       return;
     }
@@ -257,12 +266,19 @@ export class WebhookConsumer {
       delivery.ack();
       return;
     }
-    await this.finish(row, 'failed', outcome.status, outcome.error);
+    const failures = await inTransaction(pool, async client => {
+      await this.finish(client, row, 'failed', outcome.status, outcome.error);
+      return ping ? undefined : countFailure(client, row.webhook_id);
+    });
     log.warn('Webhook delivery failed after its last retry', {
       status_code: outcome.status,
       error: outcome.error,
     });
-    if (!ping) await this.countFailure(row.webhook_id);
+    if (failures?.disabled) {
+      log.warn('Webhook disabled after failures in a row', {
+        failures: failures.count,
+      });
+    }
     delivery.ack();
   }
 
@@ -377,12 +393,13 @@ export class WebhookConsumer {
   }
 
   private async finish(
+    client: PoolClient,
     row: DeliveryRow,
     status: 'succeeded' | 'failed',
     code: number | null,
     error: string | null,
   ): Promise<void> {
-    await this.options.pool.query(
+    await client.query(
       `UPDATE webhook_delivery
           SET status = $2, attempts = attempts + 1, status_code = $3,
               error = $4, last_attempt_at = now(), finished_at = now()
@@ -390,31 +407,32 @@ export class WebhookConsumer {
       [row.id, status, code, error?.slice(0, 2000) ?? null],
     );
   }
+}
 
-  /** A delivery failed for good: the MAX_CONSECUTIVE_FAILURES-th in a row disables the endpoint. */
-  private async countFailure(webhookId: number): Promise<void> {
-    const {rows} = await this.options.pool.query<{
-      consecutive_failures: number;
-    }>(
-      `UPDATE webhook SET consecutive_failures = consecutive_failures + 1
-        WHERE id = $1 AND active RETURNING consecutive_failures`,
-      [webhookId],
-    );
-    if (
-      rows.length > 0 &&
-      rows[0].consecutive_failures >= MAX_CONSECUTIVE_FAILURES
-    ) {
-      await disableWebhook(
-        this.options.pool,
-        webhookId,
-        `${MAX_CONSECUTIVE_FAILURES} deliveries failed in a row`,
-      );
-      this.options.logger.warn('Webhook disabled after failures in a row', {
-        webhook_id: webhookId,
-        failures: rows[0].consecutive_failures,
-      });
-    }
-  }
+/**
+ * A delivery failed for good: counted, and the MAX_CONSECUTIVE_FAILURES-th
+ * in a row disables the endpoint. The endpoint's failures in a row, or
+ * undefined when it was no longer active.
+ */
+async function countFailure(
+  client: PoolClient,
+  webhookId: number,
+): Promise<{count: number; disabled: boolean} | undefined> {
+  const {rows} = await client.query<{consecutive_failures: number}>(
+    `UPDATE webhook SET consecutive_failures = consecutive_failures + 1
+      WHERE id = $1 AND active RETURNING consecutive_failures`,
+    [webhookId],
+  );
+  if (rows.length === 0) return undefined;
+  const count = rows[0].consecutive_failures;
+  const disabled =
+    count >= MAX_CONSECUTIVE_FAILURES &&
+    (await disableWebhook(
+      client,
+      webhookId,
+      `${MAX_CONSECUTIVE_FAILURES} deliveries failed in a row`,
+    ));
+  return {count, disabled};
 }
 
 /** The host alone: a URL's path and query may carry tokens. */

@@ -298,6 +298,111 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
     expect(await deliveries(hook.id)).to.have.length(1);
   });
 
+  /**
+   * Fails the first UPDATE of a webhook row that `when` matches, as a
+   * process killed or a connection lost between two writes would: a
+   * trigger counting on a sequence, which no rollback undoes. Gives the
+   * function that removes it.
+   */
+  async function failingOnce(when: string): Promise<() => Promise<void>> {
+    const drop = `DROP TRIGGER IF EXISTS test_fails_once ON webhook;
+      DROP FUNCTION IF EXISTS test_fails_once();
+      DROP SEQUENCE IF EXISTS test_fails_once;`;
+    await sql(`${drop}
+      CREATE SEQUENCE test_fails_once;
+      CREATE FUNCTION test_fails_once() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('test_fails_once') = 1 THEN
+          RAISE EXCEPTION 'injected: the write after the delivery''s outcome failed';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_fails_once BEFORE UPDATE ON webhook
+        FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION test_fails_once();`);
+    return async () => {
+      await sql(drop);
+    };
+  }
+
+  const activeOf = async (webhookId: number) =>
+    (await sql(`SELECT active FROM webhook WHERE id = $1`, [webhookId]))[0]
+      .active as boolean;
+
+  it('disables the endpoint on a 410 though the first try to record it failed midway (review: the delivery stayed failed, the endpoint active for good)', async () => {
+    const operator = await givenUser('operator');
+    const hook = await givenWebhook({userId: operator});
+    receiver.answer = (_call, response) => {
+      response.statusCode = 410;
+      response.end();
+    };
+    await givenRunEnded(await givenScheduler(operator), 'succeeded');
+    role = await givenWebhookRole({});
+    const undo = await failingOnce('OLD.active AND NOT NEW.active');
+    try {
+      await role.dispatcher.dispatch();
+      await eventually(
+        async () => (await activeOf(hook.id)) === false || undefined,
+        15_000,
+        'the endpoint to be disabled',
+      );
+    } finally {
+      await undo();
+    }
+    const [delivery] = await settled(hook.id);
+    expect(delivery).to.containDeep({
+      status: 'failed',
+      attempts: 1,
+      status_code: 410,
+    });
+    expect(await sql(`SELECT user_id FROM notification`)).to.deepEqual([
+      {user_id: operator},
+    ]);
+    // Sent again: the first answer's outcome was never recorded.
+    expect(receiver.calls).to.have.length(2);
+  });
+
+  it('counts a last failure towards disabling though the first try to record it failed midway', async () => {
+    const admin = await givenUser('admin');
+    const hook = await givenWebhook({userId: admin});
+    await sql(`UPDATE webhook SET consecutive_failures = $2 WHERE id = $1`, [
+      hook.id,
+      MAX_CONSECUTIVE_FAILURES - 1,
+    ]);
+    receiver.answer = (_call, response) => {
+      response.statusCode = 500;
+      response.end();
+    };
+    await givenRunEnded(await givenScheduler(null), 'failed');
+    role = await givenWebhookRole({retry: {...TEST_RETRY, maxRetries: 0}});
+    const undo = await failingOnce(
+      'NEW.consecutive_failures > OLD.consecutive_failures',
+    );
+    try {
+      await role.dispatcher.dispatch();
+      await eventually(
+        async () => (await activeOf(hook.id)) === false || undefined,
+        15_000,
+        'the endpoint to be disabled',
+      );
+    } finally {
+      await undo();
+    }
+    const [delivery] = await settled(hook.id);
+    expect(delivery).to.containDeep({
+      status: 'failed',
+      attempts: 1,
+      status_code: 500,
+    });
+    const [webhook] = await sql(
+      `SELECT consecutive_failures, disabled_reason FROM webhook WHERE id = $1`,
+      [hook.id],
+    );
+    expect(webhook).to.containDeep({
+      consecutive_failures: MAX_CONSECUTIVE_FAILURES,
+    });
+    expect(webhook.disabled_reason).to.match(/in a row/);
+  });
+
   it(`disables the endpoint after ${MAX_CONSECUTIVE_FAILURES} failed deliveries in a row, not before`, async () => {
     const admin = await givenUser('admin');
     const hook = await givenWebhook({userId: admin});
