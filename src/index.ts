@@ -1,64 +1,15 @@
-import {TaskSchedulerApplication, runsRole} from './application';
 import {AppConfig, loadConfig} from './config';
-import {HealthBindings} from './keys';
-import {settleDebugColours} from './logging/debug-colours';
-import {createLogger, Logger} from './logging/logger';
-import {trapShutdownSignals} from './process/shutdown';
-import {shutdownDeadlineMs} from './process/shutdown-deadline';
 import {startupErrorLine} from './process/startup-error';
 
-export * from './application';
+export type * from './application';
+export type {main} from './process/main';
 
-function exitOnCrash(logger: Logger): void {
-  const crash = (kind: string) => (error: unknown) => {
-    logger.error(kind, {
-      error: (error as Error)?.message ?? String(error),
-      stack: (error as Error)?.stack,
-    });
-    // Let the log line reach stdout before exiting.
-    setImmediate(() => process.exit(1));
-  };
-  process.on('uncaughtException', crash('Uncaught exception'));
-  process.on('unhandledRejection', crash('Unhandled rejection'));
-}
-
-function warnAboutUnsafeDefaults(config: AppConfig, logger: Logger): void {
-  if (config.nodeEnv !== 'production') {
-    logger.warn(
-      'NODE_ENV is not production: error responses include stack traces. Set NODE_ENV=production in production.',
-      {node_env: config.nodeEnv},
-    );
-  }
-}
-
-export async function main(
-  config: AppConfig,
-): Promise<TaskSchedulerApplication> {
-  settleDebugColours();
-  const logger = createLogger({
-    level: config.logLevel,
-    service: config.serviceName,
-  });
-  exitOnCrash(logger);
-  const app = new TaskSchedulerApplication(config, logger);
-  trapShutdownSignals({
-    logger,
-    stop: () => app.stop(),
-    graceMs: shutdownDeadlineMs(config),
-  });
-  warnAboutUnsafeDefaults(config, logger);
-  await app.start();
-  const healthPort = app.getSync(HealthBindings.SERVER, {optional: true})
-    ?.server?.port;
-  logger.info('Service started', {
-    mode: config.appMode,
-    node_env: config.nodeEnv,
-    ...(runsRole(config.appMode, 'api') ? {url: app.restServer.url} : {}),
-    ...(healthPort !== undefined ? {health_port: healthPort} : {}),
-  });
-  return app;
-}
-
+/**
+ * `node dist/index.js`: the settings are read and checked before the
+ * application loads (about 1,100 modules: over a second on an idle machine,
+ * several on a busy one), so a wrong setting stops the process at once with
+ * its one line, and only a process that can run pays for the load.
+ */
 if (require.main === module) {
   let config: AppConfig;
   try {
@@ -67,8 +18,10 @@ if (require.main === module) {
     process.stderr.write(startupErrorLine(error));
     process.exit(1);
   }
-  main(config).catch(error => {
-    process.stderr.write(startupErrorLine(error, config.serviceName));
-    process.exit(1);
-  });
+  import('./process/main')
+    .then(({main}) => main(config))
+    .catch(error => {
+      process.stderr.write(startupErrorLine(error, config.serviceName));
+      process.exit(1);
+    });
 }

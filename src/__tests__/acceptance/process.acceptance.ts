@@ -3,6 +3,7 @@ import {spawn} from 'node:child_process';
 import {once} from 'node:events';
 import {createServer, connect} from 'node:net';
 import path from 'node:path';
+import {packagesLoadedBy} from '../fixtures/loaded-packages';
 import {startService} from '../fixtures/service-process';
 import {TEST_DATABASE_URL} from '../fixtures/test-database';
 import {SLOW_SUITE_TIMEOUT_MS} from '../fixtures/slow-suite';
@@ -129,6 +130,18 @@ describe('service process', function (this: Mocha.Suite) {
     expect(res.status).to.equal(200);
     service.child.kill('SIGTERM');
     expect((await service.exited()).code).to.equal(0);
+  });
+
+  it('checks the settings before it loads the application: a wrong one stops it with no LoopBack package loaded', async () => {
+    const packages = await packagesLoadedBy(async env => {
+      const service = startService({CRON_MAX_RETRIES: 'abc', ...env});
+      expect((await service.exited()).code).to.equal(1);
+      expect(service.stderr).to.have.length(1);
+    });
+    expect(packages).to.not.be.empty();
+    expect(packages.filter(name => name.startsWith('@loopback/'))).to.deepEqual(
+      [],
+    );
   });
 
   const badEnvironments: Array<[string, string]> = [
