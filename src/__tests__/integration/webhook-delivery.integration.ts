@@ -328,6 +328,24 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
     (await sql(`SELECT active FROM webhook WHERE id = $1`, [webhookId]))[0]
       .active as boolean;
 
+  /** Dispatches with `failingOnce(failWhen)` in place, until the endpoint is disabled. */
+  async function dispatchUntilDisabled(
+    webhookId: number,
+    failWhen: string,
+  ): Promise<void> {
+    const undo = await failingOnce(failWhen);
+    try {
+      await role!.dispatcher.dispatch();
+      await eventually(
+        async () => (await activeOf(webhookId)) === false || undefined,
+        15_000,
+        'the endpoint to be disabled',
+      );
+    } finally {
+      await undo();
+    }
+  }
+
   it('disables the endpoint on a 410 though the first try to record it failed midway (review: the delivery stayed failed, the endpoint active for good)', async () => {
     const operator = await givenUser('operator');
     const hook = await givenWebhook({userId: operator});
@@ -337,17 +355,7 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
     };
     await givenRunEnded(await givenScheduler(operator), 'succeeded');
     role = await givenWebhookRole({});
-    const undo = await failingOnce('OLD.active AND NOT NEW.active');
-    try {
-      await role.dispatcher.dispatch();
-      await eventually(
-        async () => (await activeOf(hook.id)) === false || undefined,
-        15_000,
-        'the endpoint to be disabled',
-      );
-    } finally {
-      await undo();
-    }
+    await dispatchUntilDisabled(hook.id, 'OLD.active AND NOT NEW.active');
     const [delivery] = await settled(hook.id);
     expect(delivery).to.containDeep({
       status: 'failed',
@@ -374,19 +382,10 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
     };
     await givenRunEnded(await givenScheduler(null), 'failed');
     role = await givenWebhookRole({retry: {...TEST_RETRY, maxRetries: 0}});
-    const undo = await failingOnce(
+    await dispatchUntilDisabled(
+      hook.id,
       'NEW.consecutive_failures > OLD.consecutive_failures',
     );
-    try {
-      await role.dispatcher.dispatch();
-      await eventually(
-        async () => (await activeOf(hook.id)) === false || undefined,
-        15_000,
-        'the endpoint to be disabled',
-      );
-    } finally {
-      await undo();
-    }
     const [delivery] = await settled(hook.id);
     expect(delivery).to.containDeep({
       status: 'failed',
