@@ -211,6 +211,7 @@ export class WebhookConsumer {
     // delivery's redelivery is only acknowledged.
     if (outcome.kind === 'succeeded') {
       await inTransaction(pool, async client => {
+        await lockEndpoint(client, row.webhook_id);
         await this.finish(client, row, 'succeeded', outcome.status, null);
         if (!ping) {
           await client.query(
@@ -226,6 +227,7 @@ export class WebhookConsumer {
     }
     if (outcome.kind === 'gone') {
       await inTransaction(pool, async client => {
+        await lockEndpoint(client, row.webhook_id);
         await this.finish(client, row, 'failed', outcome.status, '410 Gone');
         if (!ping) {
           await disableWebhook(
@@ -267,6 +269,7 @@ export class WebhookConsumer {
       return;
     }
     const failures = await inTransaction(pool, async client => {
+      await lockEndpoint(client, row.webhook_id);
       await this.finish(client, row, 'failed', outcome.status, outcome.error);
       return ping ? undefined : countFailure(client, row.webhook_id);
     });
@@ -407,6 +410,21 @@ export class WebhookConsumer {
       [row.id, status, code, error?.slice(0, 2000) ?? null],
     );
   }
+}
+
+/**
+ * Takes the endpoint's row before the delivery's, in the order a DELETE of
+ * the webhook or of its owner takes them (the webhook, then its deliveries
+ * through the cascade): the other order deadlocked with such a DELETE.
+ * KEY SHARE: other deliveries of the endpoint and a PATCH still go ahead.
+ */
+async function lockEndpoint(
+  client: PoolClient,
+  webhookId: number,
+): Promise<void> {
+  await client.query(`SELECT 1 FROM webhook WHERE id = $1 FOR KEY SHARE`, [
+    webhookId,
+  ]);
 }
 
 /**
