@@ -122,9 +122,20 @@ export function importInWorker(
         settle(() => reject(new ImportStartTooSlowError(limits.startLimitMs))),
       limits.startLimitMs,
     );
+    let started = false;
     worker.on('message', (reply: Reply) => {
+      if (typeof reply !== 'object' || reply === null) {
+        settle(() =>
+          reject(
+            new Error('the iCalendar import worker answered nothing readable'),
+          ),
+        );
+        return;
+      }
       if ('started' in reply) {
-        if (settled) return;
+        // Once only: a second one must not give the parse a new budget.
+        if (settled || started) return;
+        started = true;
         clearTimeout(timer);
         timer = setTimeout(
           () =>

@@ -87,7 +87,7 @@ export class CalendarImportController {
   })
   @oas.response(503, {
     description:
-      'Too many imports under way (each may take up to 5 s): Retry-After says when to try again',
+      'Too many imports under way (each parses for up to 5 s), or the server too busy to start one: Retry-After says when to try again',
   })
   @authorize({allowedRoles: OPERATORS})
   async importICalendar(

@@ -30,6 +30,8 @@ const WORKERS = path.resolve(__dirname, '../fixtures/import-workers');
 /** The real import worker, two seconds late to start. */
 const SLOW_START_WORKER = path.join(WORKERS, 'slow-start-worker.js');
 const NEVER_STARTS_WORKER = path.join(WORKERS, 'never-starts-worker.js');
+const STARTED_AGAIN_WORKER = path.join(WORKERS, 'started-again-worker.js');
+const GARBLED_WORKER = path.join(WORKERS, 'garbled-worker.js');
 
 const YEARLY = oneEvent(['DTSTART;VALUE=DATE:20201225', 'RRULE:FREQ=YEARLY']);
 /** ical.js never returns from next() for it. */
@@ -118,6 +120,27 @@ describe('iCalendar import in a worker', () => {
       /too busy to start a calendar import .*within 300 ms/,
     );
     expect(Date.now() - started).to.be.lessThan(5_000);
+  });
+
+  it('gives the parse one budget however often the worker says it started', async () => {
+    const result = await outcome(
+      importInWorker(STARTED_AGAIN_WORKER, jobOf(YEARLY), {
+        budgetMs: 300,
+        startLimitMs: 30_000,
+      }),
+    );
+    expect(result).to.be.instanceOf(ImportTooSlowError);
+  });
+
+  it('refuses an answer that is no object instead of throwing in the listener', async () => {
+    const result = await outcome(
+      importInWorker(GARBLED_WORKER, jobOf(YEARLY), {
+        budgetMs: 5_000,
+        startLimitMs: 30_000,
+      }),
+    );
+    expect(result).to.be.instanceOf(Error);
+    expect((result as Error).message).to.match(/nothing readable/);
   });
 
   // What the worker loads is its start-up time: the date check once came
