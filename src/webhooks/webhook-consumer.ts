@@ -211,7 +211,7 @@ export class WebhookConsumer {
     // delivery's redelivery is only acknowledged.
     if (outcome.kind === 'succeeded') {
       await inTransaction(pool, async client => {
-        await lockEndpoint(client, row.webhook_id);
+        await lockOwnerAndEndpoint(client, row);
         await this.finish(client, row, 'succeeded', outcome.status, null);
         if (!ping) {
           await client.query(
@@ -227,7 +227,7 @@ export class WebhookConsumer {
     }
     if (outcome.kind === 'gone') {
       await inTransaction(pool, async client => {
-        await lockEndpoint(client, row.webhook_id);
+        await lockOwnerAndEndpoint(client, row);
         await this.finish(client, row, 'failed', outcome.status, '410 Gone');
         if (!ping) {
           await disableWebhook(
@@ -269,7 +269,7 @@ export class WebhookConsumer {
       return;
     }
     const failures = await inTransaction(pool, async client => {
-      await lockEndpoint(client, row.webhook_id);
+      await lockOwnerAndEndpoint(client, row);
       await this.finish(client, row, 'failed', outcome.status, outcome.error);
       return ping ? undefined : countFailure(client, row.webhook_id);
     });
@@ -413,17 +413,23 @@ export class WebhookConsumer {
 }
 
 /**
- * Takes the endpoint's row before the delivery's, in the order a DELETE of
- * the webhook or of its owner takes them (the webhook, then its deliveries
- * through the cascade): the other order deadlocked with such a DELETE.
- * KEY SHARE: other deliveries of the endpoint and a PATCH still go ahead.
+ * Takes the owner's row, then the endpoint's, before the delivery's: the
+ * order a DELETE of the owner (the user, then its webhooks, then their
+ * deliveries, through the cascades) or of the webhook takes them. The
+ * other order deadlocked with such a DELETE: the delivery's row was taken
+ * first, and disabling the endpoint takes the owner's row too (its
+ * notice's foreign key). KEY SHARE: other deliveries of the endpoint and a
+ * PATCH of either row still go ahead.
  */
-async function lockEndpoint(
+async function lockOwnerAndEndpoint(
   client: PoolClient,
-  webhookId: number,
+  row: DeliveryRow,
 ): Promise<void> {
+  await client.query(`SELECT 1 FROM app_user WHERE id = $1 FOR KEY SHARE`, [
+    row.owner_id,
+  ]);
   await client.query(`SELECT 1 FROM webhook WHERE id = $1 FOR KEY SHARE`, [
-    webhookId,
+    row.webhook_id,
   ]);
 }
 

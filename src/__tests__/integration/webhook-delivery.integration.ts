@@ -374,48 +374,57 @@ describe('Webhook deliveries (issue 27, item 3)', () => {
     expect(receiver.calls).to.have.length(2);
   });
 
-  it('lets the endpoint be deleted while a delivery records its outcome, without a deadlock (review: DELETE or the consumer failed with 40P01)', async () => {
-    const admin = await givenUser('admin');
-    const hook = await givenWebhook({userId: admin});
-    receiver.answer = (_call, response) => {
-      response.statusCode = 410;
-      response.end();
-    };
-    await givenRunEnded(await givenScheduler(null), 'succeeded');
-    // Holds the outcome's transaction between its writes for half a
-    // second, as a busy worker process may, so that the DELETE comes then.
-    await sql(`CREATE FUNCTION test_pause() RETURNS trigger LANGUAGE plpgsql AS $$
+  // What DELETE /api/webhooks/{id} and DELETE /api/users/{id} run, each
+  // cascading to the endpoint's deliveries.
+  const deletes = [
+    {of: 'the endpoint', table: 'webhook', id: 'hook'},
+    {of: "the endpoint's owner", table: 'app_user', id: 'owner'},
+  ] as const;
+  for (const deleted of deletes) {
+    it(`lets ${deleted.of} be deleted while a delivery disables the endpoint, without a deadlock (review: DELETE or the consumer failed with 40P01)`, async () => {
+      const admin = await givenUser('admin');
+      const hook = await givenWebhook({userId: admin});
+      receiver.answer = (_call, response) => {
+        response.statusCode = 410;
+        response.end();
+      };
+      await givenRunEnded(await givenScheduler(null), 'succeeded');
+      // Holds the outcome's transaction between its writes for half a
+      // second, as a busy worker process may, so that the DELETE comes then.
+      await sql(`CREATE FUNCTION test_pause() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$;
       CREATE TRIGGER test_pause AFTER UPDATE ON webhook_delivery FOR EACH ROW
         WHEN (NEW.status = 'failed') EXECUTE FUNCTION test_pause();`);
-    try {
-      role = await givenWebhookRole({});
-      await role.dispatcher.dispatch();
-      await eventually(
-        async () =>
-          (
-            await sql(
-              `SELECT 1 FROM pg_stat_activity
+      try {
+        role = await givenWebhookRole({});
+        await role.dispatcher.dispatch();
+        await eventually(
+          async () =>
+            (
+              await sql(
+                `SELECT 1 FROM pg_stat_activity
                 WHERE wait_event = 'PgSleep' AND datname = current_database()`,
-            )
-          ).length > 0 || undefined,
-        10_000,
-        'the outcome to be held between its writes',
-      );
-      // What DELETE /api/webhooks/{id} runs, cascading to the deliveries.
-      await withClient(TEST_DATABASE_URL, client =>
-        client.query(`DELETE FROM webhook WHERE id = $1`, [hook.id]),
-      );
-    } finally {
-      await sql(`DROP TRIGGER test_pause ON webhook_delivery;
+              )
+            ).length > 0 || undefined,
+          10_000,
+          'the outcome to be held between its writes',
+        );
+        await withClient(TEST_DATABASE_URL, client =>
+          client.query(`DELETE FROM ${deleted.table} WHERE id = $1`, [
+            deleted.id === 'hook' ? hook.id : admin,
+          ]),
+        );
+      } finally {
+        await sql(`DROP TRIGGER test_pause ON webhook_delivery;
         DROP FUNCTION test_pause();`);
-    }
-    expect(await sql(`SELECT id FROM webhook_delivery`)).to.deepEqual([]);
-    expect(
-      role.logs.find('Webhook delivery not handled; requeued'),
-    ).to.deepEqual([]);
-    expect(receiver.calls).to.have.length(1);
-  });
+      }
+      expect(await sql(`SELECT id FROM webhook_delivery`)).to.deepEqual([]);
+      expect(
+        role.logs.find('Webhook delivery not handled; requeued'),
+      ).to.deepEqual([]);
+      expect(receiver.calls).to.have.length(1);
+    });
+  }
 
   it('counts a last failure towards disabling though the first try to record it failed midway', async () => {
     const admin = await givenUser('admin');
