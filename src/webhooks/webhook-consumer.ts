@@ -205,38 +205,40 @@ export class WebhookConsumer {
       attempt: retryCount + 1,
       host: safeHost(row.url),
     });
-    // Each outcome's writes (the delivery's, then its endpoint's) commit
-    // together: a process killed between them used to leave the delivery
-    // finished and its endpoint untouched for good, since a finished
-    // delivery's redelivery is only acknowledged.
     if (outcome.kind === 'succeeded') {
-      await inTransaction(pool, async client => {
-        await lockOwnerAndEndpoint(client, row);
-        await this.finish(client, row, 'succeeded', outcome.status, null);
-        if (!ping) {
+      await this.recordOutcome(
+        row,
+        'succeeded',
+        outcome.status,
+        null,
+        async client => {
+          if (ping) return;
           await client.query(
             `UPDATE webhook SET consecutive_failures = 0
               WHERE id = $1 AND consecutive_failures <> 0`,
             [row.webhook_id],
           );
-        }
-      });
+        },
+      );
       log.info('Webhook delivered', {status_code: outcome.status});
       delivery.ack();
       return;
     }
     if (outcome.kind === 'gone') {
-      await inTransaction(pool, async client => {
-        await lockOwnerAndEndpoint(client, row);
-        await this.finish(client, row, 'failed', outcome.status, '410 Gone');
-        if (!ping) {
+      await this.recordOutcome(
+        row,
+        'failed',
+        outcome.status,
+        '410 Gone',
+        async client => {
+          if (ping) return;
           await disableWebhook(
             client,
             row.webhook_id,
             'the endpoint answered 410 Gone',
           );
-        }
-      });
+        },
+      );
       if (!ping) log.warn('Webhook disabled: the endpoint answered 410 Gone');
       delivery.ack();
       return;
@@ -268,11 +270,16 @@ export class WebhookConsumer {
       delivery.ack();
       return;
     }
-    const failures = await inTransaction(pool, async client => {
-      await lockOwnerAndEndpoint(client, row);
-      await this.finish(client, row, 'failed', outcome.status, outcome.error);
-      return ping ? undefined : countFailure(client, row.webhook_id);
-    });
+    const failures = await this.recordOutcome(
+      row,
+      'failed',
+      outcome.status,
+      outcome.error,
+      client =>
+        ping
+          ? Promise.resolve(undefined)
+          : countFailure(client, row.webhook_id),
+    );
     log.warn('Webhook delivery failed after its last retry', {
       status_code: outcome.status,
       error: outcome.error,
@@ -395,20 +402,31 @@ export class WebhookConsumer {
     );
   }
 
-  private async finish(
-    client: PoolClient,
+  /**
+   * Records a delivery's final outcome and, in the same transaction, what it
+   * does to its endpoint (`then`): a process killed between the two used to
+   * leave the delivery finished and its endpoint untouched for good, since a
+   * finished delivery's redelivery is only acknowledged. The owner's and the
+   * endpoint's rows are taken first (lockOwnerAndEndpoint).
+   */
+  private recordOutcome<T>(
     row: DeliveryRow,
     status: 'succeeded' | 'failed',
     code: number | null,
     error: string | null,
-  ): Promise<void> {
-    await client.query(
-      `UPDATE webhook_delivery
+    then: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
+    return inTransaction(this.options.pool, async client => {
+      await lockOwnerAndEndpoint(client, row);
+      await client.query(
+        `UPDATE webhook_delivery
           SET status = $2, attempts = attempts + 1, status_code = $3,
               error = $4, last_attempt_at = now(), finished_at = now()
         WHERE id = $1`,
-      [row.id, status, code, error?.slice(0, 2000) ?? null],
-    );
+        [row.id, status, code, error?.slice(0, 2000) ?? null],
+      );
+      return then(client);
+    });
   }
 }
 
