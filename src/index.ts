@@ -1,4 +1,5 @@
 import {AppConfig, loadConfig} from './config';
+import {applyProcessPriority} from './process/process-priority';
 import {startupErrorLine} from './process/startup-error';
 
 export type * from './application';
@@ -11,11 +12,13 @@ export type {main} from './process/main';
  * its one line, and only a process that can run pays for the load.
  */
 if (require.main === module) {
-  let config: AppConfig;
+  let config: AppConfig | undefined;
   try {
     config = loadConfig();
+    // Before the load: the threads the application starts inherit it.
+    applyProcessPriority(config.processNice);
   } catch (error) {
-    process.stderr.write(startupErrorLine(error));
+    process.stderr.write(startupErrorLine(error, config?.serviceName));
     process.exit(1);
   }
   import('./process/main')

@@ -4,7 +4,7 @@
 //     [--channels 32] [--mode service|floor] [--compare bullmq]
 //     [--compare floor] [--bullmq-concurrency 1] [--round-trips]
 //     [--profile DIR] [--timeout 180] [--warm-minutes 0]
-//     [--floor-publish-channels 1]
+//     [--floor-publish-channels 1] [--producer-nice N]
 // --mode service (default): real `start:scheduler` and C `start:worker`
 //   processes on the bench's own database and vhost, each worker with
 //   --channels consumer channels (CRON_WORKER_CHANNELS; prefetch 1, one task
@@ -28,6 +28,12 @@
 //   warnings_and_errors and --profile still cover the whole run). Each
 //   warm-up minute must be done a second before the next boundary, or the
 //   run stops with an error. 0 (default): the processes' first minute, cold.
+// --producer-nice N (-20 to 19): the producer runs at that CPU priority
+//   (PROCESS_NICE, as a deployment that shares the host with its workers
+//   would set it), and so does the floor's claim + publish; consumers of
+//   both, and BullMQ (which has no producer process), stay as started.
+//   Negative values need root or CAP_SYS_NICE, and the = form
+//   (--producer-nice=-10).
 // Extra settings of the workers come from PIPELINE_WORKER_ENV
 // (JSON, after --channels), e.g. PIPELINE_WORKER_ENV='{"LOG_LEVEL":"warn"}';
 // the producer's from PIPELINE_PRODUCER_ENV, e.g. '{"AMQP_PUBLISH_CHANNELS":"1"}'.
@@ -56,6 +62,7 @@ const {values} = parseArgs({
     timeout: {type: 'string', default: '180'},
     'warm-minutes': {type: 'string', default: '0'},
     'floor-publish-channels': {type: 'string', default: '1'},
+    'producer-nice': {type: 'string'},
   },
 });
 const opts = {
@@ -112,6 +119,19 @@ function extraSettings(name, into) {
 }
 extraSettings('PIPELINE_WORKER_ENV', opts.consumerEnv);
 extraSettings('PIPELINE_PRODUCER_ENV', opts.producerEnv);
+if (values['producer-nice'] !== undefined) {
+  const nice = values['producer-nice'];
+  if (!/^-?\d+$/.test(nice) || Number(nice) < -20 || Number(nice) > 19) {
+    fail(
+      '--producer-nice takes an integer from -20 to 19 (--producer-nice=-10)',
+    );
+  }
+  if (opts.producerEnv.PROCESS_NICE !== undefined) {
+    fail('--producer-nice and PIPELINE_PRODUCER_ENV PROCESS_NICE: give one');
+  }
+  opts.producerNice = Number(nice);
+  opts.producerEnv.PROCESS_NICE = nice;
+}
 
 const RUNNERS = {
   service: () => runService(opts),

@@ -2,6 +2,7 @@ import {hostname} from 'node:os';
 import {DatabaseTarget, PoolMode, POOL_MODES} from '../database/pg-pool';
 import {parseBrokerUrls} from '../queue/broker-urls';
 import {runsRole} from '../process/app-mode';
+import {NICE_MAX, NICE_MIN} from '../process/process-priority';
 import {
   BROKER_CONSUMER_TIMEOUT_MS,
   MAX_TASK_TIMEOUT_MS,
@@ -84,6 +85,11 @@ export interface AppConfig {
    */
   amqpConfirmTimeoutMs: number;
   serviceName: string;
+  /**
+   * PROCESS_NICE: the CPU priority (nice, -20 to 19) the process gives
+   * itself at start; unset leaves it as started.
+   */
+  processNice?: number;
   logLevel: LogLevel;
   nodeEnv: NodeEnv;
   requestBodyLimit: string;
@@ -649,6 +655,7 @@ function readConfig(env: Env): AppConfig {
       integer(1_000, 600_000),
     ),
     serviceName: read(env, 'SERVICE_NAME', 'task-scheduler', nonEmpty),
+    processNice: readOptional(env, 'PROCESS_NICE', integer(NICE_MIN, NICE_MAX)),
     logLevel: read(env, 'LOG_LEVEL', 'info', oneOf(LOG_LEVELS)),
     nodeEnv,
     requestBodyLimit: read(env, 'REQUEST_BODY_LIMIT', '1mb', bodyLimit),

@@ -1,3 +1,4 @@
+import {getPriority} from 'node:os';
 import {TaskSchedulerApplication, runsRole} from '../application';
 import type {AppConfig} from '../config';
 import {HealthBindings} from '../keys';
@@ -52,6 +53,8 @@ export async function main(
     node_env: config.nodeEnv,
     ...(runsRole(config.appMode, 'api') ? {url: app.restServer.url} : {}),
     ...(healthPort !== undefined ? {health_port: healthPort} : {}),
+    // Read back: what the main thread really runs at.
+    ...(config.processNice !== undefined ? {process_nice: getPriority()} : {}),
   });
   return app;
 }

@@ -8,6 +8,7 @@
 // C bare consumer processes, each with the service workers' channel count
 // (prefetch 1), only ack: they drain the queue as fast as the service's
 // consumers could, so the broker works as hard during the publish.
+const os = require('node:os');
 const path = require('node:path');
 const {spawn} = require('node:child_process');
 const amqp = require('amqplib');
@@ -153,7 +154,24 @@ function deliveries(consumers) {
   };
 }
 
-/** opts: schedulers, consumers, channels, timeoutS, warmMinutes. */
+/**
+ * Runs `work` with this process's main thread at `nice`, as the producer
+ * runs with PROCESS_NICE (undefined: as it is). Only around the claim and
+ * publish: the floor's consumers, started from this thread, must not
+ * inherit it, as the service's workers do not.
+ */
+async function atPriority(nice, work) {
+  if (nice === undefined) return work();
+  const before = os.getPriority();
+  os.setPriority(nice);
+  try {
+    return await work();
+  } finally {
+    os.setPriority(before);
+  }
+}
+
+/** opts: schedulers, consumers, channels, timeoutS, warmMinutes, producerNice. */
 async function runFloor(opts) {
   const env = await createBenchEnvironment();
   const db = new Client({connectionString: env.databaseUrl});
@@ -183,7 +201,9 @@ async function runFloor(opts) {
     // The warm-up minutes: claimed, published and received as the measured one.
     for (const [i, warm] of slots.slice(0, -1).entries()) {
       await sleep(warm.getTime() + AFTER_BOUNDARY_MS - Date.now());
-      await claimAndPublish(db, channels, warm);
+      await atPriority(opts.producerNice, () =>
+        claimAndPublish(db, channels, warm),
+      );
       const all = (i + 1) * opts.schedulers;
       await waitForWarmMinute(
         () => deliveries(consumers).received >= all,
@@ -197,7 +217,9 @@ async function runFloor(opts) {
     ];
     const machineBefore = machineCpu();
     await sleep(slot.getTime() + AFTER_BOUNDARY_MS - Date.now());
-    await claimAndPublish(db, channels, slot);
+    await atPriority(opts.producerNice, () =>
+      claimAndPublish(db, channels, slot),
+    );
     const received = await waitFor(
       () => deliveries(consumers).received >= slots.length * opts.schedulers,
       opts.timeoutS * 1000,
@@ -226,6 +248,7 @@ async function runFloor(opts) {
         : null,
       consumer_channels: opts.consumers * opts.channels,
       publish_channels: opts.floorPublishChannels,
+      ...(opts.producerNice === undefined ? {} : {nice: opts.producerNice}),
       cpu_s: {
         'claim+publish': +((own.user + own.system) / 1e6).toFixed(2),
         consumer: +consumerCpu.toFixed(2),

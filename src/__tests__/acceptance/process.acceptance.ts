@@ -2,6 +2,8 @@ import {expect} from '@loopback/testlab';
 import {spawn} from 'node:child_process';
 import {once} from 'node:events';
 import {createServer, connect} from 'node:net';
+import {readdirSync} from 'node:fs';
+import {getPriority} from 'node:os';
 import path from 'node:path';
 import {packagesLoadedBy} from '../fixtures/loaded-packages';
 import {startService} from '../fixtures/service-process';
@@ -144,6 +146,37 @@ describe('service process', function (this: Mocha.Suite) {
     );
   });
 
+  it('PROCESS_NICE=7 runs the process at that priority and says so when it starts', async () => {
+    const service = startService({APP_MODE: 'worker', PROCESS_NICE: '7'});
+    const started = await service.waitForLog('Service started');
+    expect(started.process_nice).to.equal(7);
+    // Every thread, as the system sees it: Linux keeps one value per thread,
+    // and the runtime's helpers (garbage collection) started before our code.
+    const threads = readdirSync(`/proc/${service.child.pid}/task`);
+    expect(threads.length).to.be.above(1);
+    expect(threads.map(tid => getPriority(Number(tid)))).to.deepEqual(
+      threads.map(() => 7),
+    );
+    service.child.kill('SIGTERM');
+    expect((await service.exited()).code).to.equal(0);
+  });
+
+  it('PROCESS_NICE=-5 without CAP_SYS_NICE stops at start with exit 1 and one line saying what it needs', async () => {
+    const service = startService(
+      {APP_MODE: 'scheduler', PROCESS_NICE: '-5'},
+      {withoutCapSysNice: true},
+    );
+    const {code} = await service.exited();
+    expect(code).to.equal(1);
+    expect(service.stdout).to.deepEqual([]);
+    expect(service.stderr).to.have.length(1);
+    const line = JSON.parse(service.stderr[0]);
+    expect(line).to.containDeep({level: 'error', variable: 'PROCESS_NICE'});
+    expect(line.msg).to.match(
+      /^Invalid configuration: PROCESS_NICE \(-5\) cannot be applied: .*(EACCES|EPERM).*CAP_SYS_NICE/,
+    );
+  });
+
   const badEnvironments: Array<[string, string]> = [
     ['CRON_MAX_RETRIES', 'abc'],
     ['CRON_RETRY_DELAY_MS', '-1000'],
@@ -153,6 +186,8 @@ describe('service process', function (this: Mocha.Suite) {
     ['HEALTH_PORT', '70000'],
     ['STAY_ALIVE_RECONCILE_MS', '120000'],
     ['STAY_ALIVE_RESTART_MAX_DELAY_MS', '10'],
+    ['PROCESS_NICE', '20'],
+    ['PROCESS_NICE', 'low'],
   ];
   for (const [variable, value] of badEnvironments) {
     it(`stops at start with exit 1 and one line naming ${variable}=${value}`, async () => {

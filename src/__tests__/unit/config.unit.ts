@@ -155,6 +155,14 @@ describe('loadConfig', () => {
       'soon',
       /STAY_ALIVE_STOP_GRACE_MS must be an integer/,
     ],
+    [
+      'PROCESS_NICE',
+      '20',
+      /PROCESS_NICE must be an integer between -20 and 19/,
+    ],
+    ['PROCESS_NICE', '-21', /PROCESS_NICE must be an integer between -20/],
+    ['PROCESS_NICE', 'high', /PROCESS_NICE must be an integer/],
+    ['PROCESS_NICE', '2.5', /PROCESS_NICE must be an integer/],
     ['PORT', '70000', /PORT must be an integer between 0 and 65535/],
     ['PORT', 'http', /PORT must be an integer/],
     ['HOST', ' ', /HOST must not be empty/],
@@ -333,6 +341,13 @@ describe('loadConfig', () => {
     });
     expect(weak.variable).to.equal('ADMIN_PASSWORD');
     expect(weak.message).to.not.containEql('short"');
+  });
+
+  it('reads PROCESS_NICE: unset or empty leaves the priority alone', () => {
+    expect(loadConfig({}).processNice).to.be.undefined();
+    expect(loadConfig({PROCESS_NICE: ''}).processNice).to.be.undefined();
+    expect(loadConfig({PROCESS_NICE: '-10'}).processNice).to.equal(-10);
+    expect(loadConfig({PROCESS_NICE: '19'}).processNice).to.equal(19);
   });
 
   it('reads the health port and the stay-alive settings, with their defaults', () => {
