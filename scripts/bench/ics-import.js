@@ -18,31 +18,50 @@ const path = require('node:path');
 const {parseArgs} = require('node:util');
 
 if (process.argv[2] === '--spin') {
-  // A busy loop until the parent ends it.
-  for (;;);
+  // A busy loop until the parent ends it, or is gone (killed, it could not
+  // end this one: a spinner left behind would burn a core for good).
+  const parent = process.ppid;
+  for (let i = 0; ; i++) {
+    if (i % 1e7 === 0 && process.ppid !== parent) process.exit(0);
+  }
 }
 
-const {values} = parseArgs({
-  options: {
-    imports: {type: 'string', default: '20'},
-    busy: {type: 'string', default: '0'},
-    dist: {type: 'string', default: path.join(__dirname, '../../dist')},
-  },
-});
-const imports = Number(values.imports);
-const busy = Number(values.busy);
-if (!Number.isInteger(imports) || imports < 1 || imports > 1000) {
-  process.stderr.write('--imports must be an integer from 1 to 1000\n');
+const fail = message => {
+  process.stderr.write(`${message}\n`);
   process.exit(2);
+};
+
+let values;
+try {
+  ({values} = parseArgs({
+    options: {
+      imports: {type: 'string', default: '20'},
+      busy: {type: 'string', default: '0'},
+      dist: {type: 'string', default: path.join(__dirname, '../../dist')},
+    },
+  }));
+} catch (error) {
+  fail(error.message);
 }
-if (!Number.isInteger(busy) || busy < 0 || busy > 64) {
-  process.stderr.write('--busy must be an integer from 0 to 64\n');
-  process.exit(2);
+/** A whole number written as digits, from `min` to `max`; else the run stops. */
+function count(flag, min, max) {
+  const raw = values[flag];
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    fail(`--${flag} must be an integer from ${min} to ${max}`);
+  }
+  return Number(raw);
 }
+const imports = count('imports', 1, 1000);
+const busy = count('busy', 0, 64);
 const dist = path.resolve(values.dist);
-const {importAllDayDatesIsolated} = require(
-  path.join(dist, 'calendars/ical-import-isolated'),
-);
+let importAllDayDatesIsolated;
+try {
+  ({importAllDayDatesIsolated} = require(
+    path.join(dist, 'calendars/ical-import-isolated'),
+  ));
+} catch (error) {
+  fail(`--dist ${dist}: no build there (${error.code ?? error.message})`);
+}
 const ics = fs.readFileSync(
   path.join(__dirname, '../../src/__tests__/fixtures/calendars/holidays.ics'),
   'utf8',

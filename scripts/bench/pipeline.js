@@ -49,7 +49,16 @@ const fail = message => {
   process.exit(2);
 };
 
-const {values} = parseArgs({
+/** parseArgs, its refusals as one line (a negative value needs --flag=-10). */
+function parseArgsOrFail(config) {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    return fail(`${error.message} (a negative value: --producer-nice=-10)`);
+  }
+}
+
+const {values} = parseArgsOrFail({
   options: {
     schedulers: {type: 'string', default: '10000'},
     consumers: {type: 'string', default: '1'},
@@ -120,17 +129,21 @@ function extraSettings(name, into) {
 extraSettings('PIPELINE_WORKER_ENV', opts.consumerEnv);
 extraSettings('PIPELINE_PRODUCER_ENV', opts.producerEnv);
 if (values['producer-nice'] !== undefined) {
-  const nice = values['producer-nice'];
-  if (!/^-?\d+$/.test(nice) || Number(nice) < -20 || Number(nice) > 19) {
-    fail(
-      '--producer-nice takes an integer from -20 to 19 (--producer-nice=-10)',
-    );
-  }
   if (opts.producerEnv.PROCESS_NICE !== undefined) {
     fail('--producer-nice and PIPELINE_PRODUCER_ENV PROCESS_NICE: give one');
   }
-  opts.producerNice = Number(nice);
-  opts.producerEnv.PROCESS_NICE = nice;
+  opts.producerEnv.PROCESS_NICE = values['producer-nice'];
+}
+// However given, the floor's claim + publish runs at the producer's priority.
+if (opts.producerEnv.PROCESS_NICE) {
+  const nice = opts.producerEnv.PROCESS_NICE.trim();
+  if (!/^-?\d+$/.test(nice) || Number(nice) < -20 || Number(nice) > 19) {
+    fail(
+      '--producer-nice (PROCESS_NICE) takes an integer from -20 to 19 (--producer-nice=-10)',
+    );
+  }
+  // Number('-0') is -0, on which Node's setPriority aborts.
+  opts.producerNice = Number(nice) + 0;
 }
 
 const RUNNERS = {

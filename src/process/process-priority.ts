@@ -6,39 +6,53 @@ import {ConfigError} from '../config/parsers';
 export const NICE_MIN = -20;
 export const NICE_MAX = 19;
 
+/** Where the process stands now, and how it is changed (a test's stand-in). */
+export interface PriorityControl {
+  current(): number;
+  setEveryThread(nice: number): void;
+}
+
 /**
  * Gives this process the CPU priority PROCESS_NICE asks for, before the
  * application loads. On a host where workers share the cores with the
  * producer, the producer's minute (claims, publishes, confirms) is what
  * every run waits for, while tasks are throughput: a producer at -10 had
  * its 10,000 runs confirmed in 1.5-1.7 s instead of 2.2-2.3 s beside four
- * busy workers (BENCHMARKS.md, issue 17). A positive value (a worker
- * yielding) needs no privilege; a negative one needs CAP_SYS_NICE (root, or
- * a container given that capability). Refused, the process stops rather
- * than run at a priority the operator did not ask for.
+ * busy workers (BENCHMARKS.md, issue 17). Nice orders a process only
+ * against others of its cgroup and (with autogroup) session: separate
+ * containers or systemd units need CPU weights (docs/deployment.md).
  *
- * Every thread of the process gets it (see everyThreadAt), and what it
- * starts later inherits it: threads, and processes (a worker task's
- * program, a stay-alive child), as under `nice`.
+ * Going below the value the process started at needs CAP_SYS_NICE or an
+ * RLIMIT_NICE that allows it; going above needs nothing. Refused, the
+ * process stops rather than run at a priority the operator did not ask
+ * for. Every thread of the process gets it (see setEveryThreadPriority),
+ * and what it starts later inherits it: threads, and processes (a worker
+ * task's program, a stay-alive child), as under `nice`.
  */
 export function applyProcessPriority(
   nice: number | undefined,
-  setPriority: (priority: number) => void = everyThreadAt,
+  control: PriorityControl = {
+    current: () => os.getPriority(),
+    setEveryThread: setEveryThreadPriority,
+  },
 ): void {
   if (nice === undefined) return;
+  // Node's setPriority aborts the process on -0 ("-0" is a valid integer).
+  const wanted = nice === 0 ? 0 : nice;
+  const startedAt = control.current();
   try {
-    setPriority(nice);
+    control.setEveryThread(wanted);
   } catch (error) {
     // Node's SystemError carries the system's code in `info`.
     const {code, info} = error as {code?: string; info?: {code?: string}};
     const reason = info?.code ?? code;
     const privilege =
-      nice < 0 && (reason === 'EACCES' || reason === 'EPERM')
-        ? '; a negative value needs CAP_SYS_NICE (root, or a container started with that capability)'
+      wanted < startedAt && (reason === 'EACCES' || reason === 'EPERM')
+        ? `; a value below the one the process started at (${startedAt}) needs CAP_SYS_NICE or an RLIMIT_NICE that allows it (ulimit -e), which an unprivileged user (as the image's) lacks`
         : '';
     throw new ConfigError(
       'PROCESS_NICE',
-      `(${nice}) cannot be applied: ${(error as Error).message}${privilege}`,
+      `(${wanted}) cannot be applied: ${(error as Error).message}${privilege}`,
     );
   }
 }
@@ -49,10 +63,10 @@ export function applyProcessPriority(
  * before any of our code runs, do its garbage collection and compilation
  * beside the main thread, which waits for them: left behind, they kept
  * the producer waiting on the workers' CPU all the same. So every thread
- * listed in /proc/self/task gets the value, the main thread first (its
+ * listed in /proc/self/task gets the value, the calling thread first (its
  * refusal is the process's). Elsewhere: the process's call, as it is.
  */
-function everyThreadAt(nice: number): void {
+export function setEveryThreadPriority(nice: number): void {
   os.setPriority(nice);
   let threads: string[];
   try {

@@ -29,6 +29,9 @@ const {
 const {executionKey} = require('../../../dist/scheduling/execution-key');
 const {splitIntoParts} = require('../../../dist/queue/task-publisher');
 const {
+  setEveryThreadPriority,
+} = require('../../../dist/process/process-priority');
+const {
   amqpSocketOf,
   coalesceTurnWrites,
 } = require('../../../dist/queue/turn-writes');
@@ -155,19 +158,25 @@ function deliveries(consumers) {
 }
 
 /**
- * Runs `work` with this process's main thread at `nice`, as the producer
- * runs with PROCESS_NICE (undefined: as it is). Only around the claim and
- * publish: the floor's consumers, started from this thread, must not
- * inherit it, as the service's workers do not.
+ * Runs `work` with every thread of this process at `nice`, as the
+ * producer runs with PROCESS_NICE (undefined: as it is). Only around the
+ * claim and publish: the floor's consumers, started from this process,
+ * must not inherit it, as the service's workers do not. Going back is
+ * best effort: unprivileged, a return from a positive value is a raise
+ * the system refuses, and nothing timed runs in this process after it.
  */
 async function atPriority(nice, work) {
   if (nice === undefined) return work();
   const before = os.getPriority();
-  os.setPriority(nice);
+  setEveryThreadPriority(nice);
   try {
     return await work();
   } finally {
-    os.setPriority(before);
+    try {
+      setEveryThreadPriority(before);
+    } catch {
+      // Stays at `nice`; see above.
+    }
   }
 }
 

@@ -177,6 +177,29 @@ describe('service process', function (this: Mocha.Suite) {
     );
   });
 
+  it('PROCESS_NICE=-0 runs at 0 (Node aborts on a negative zero)', async () => {
+    const service = startService({APP_MODE: 'worker', PROCESS_NICE: '-0'});
+    const started = await service.waitForLog('Service started');
+    expect(started.process_nice).to.equal(0);
+    service.child.kill('SIGTERM');
+    expect((await service.exited()).code).to.equal(0);
+  });
+
+  it('PROCESS_NICE=3 under `nice -n 5` without CAP_SYS_NICE is a raise: refused, saying so', async () => {
+    const service = startService(
+      {APP_MODE: 'worker', PROCESS_NICE: '3'},
+      {withoutCapSysNice: true, niceAtStart: 5},
+    );
+    const {code} = await service.exited();
+    expect(code).to.equal(1);
+    expect(service.stderr).to.have.length(1);
+    const line = JSON.parse(service.stderr[0]);
+    expect(line).to.containDeep({level: 'error', variable: 'PROCESS_NICE'});
+    expect(line.msg).to.match(
+      /^Invalid configuration: PROCESS_NICE \(3\) cannot be applied: .*started at \(5\) needs CAP_SYS_NICE/,
+    );
+  });
+
   const badEnvironments: Array<[string, string]> = [
     ['CRON_MAX_RETRIES', 'abc'],
     ['CRON_RETRY_DELAY_MS', '-1000'],
