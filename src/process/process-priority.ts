@@ -16,9 +16,11 @@ export interface PriorityControl {
  * Gives this process the CPU priority PROCESS_NICE asks for, before the
  * application loads. On a host where workers share the cores with the
  * producer, the producer's minute (claims, publishes, confirms) is what
- * every run waits for, while tasks are throughput: a producer at -10 had
- * its 10,000 runs confirmed in 1.5-1.7 s instead of 2.2-2.3 s beside four
- * busy workers (BENCHMARKS.md, issue 17). Nice orders a process only
+ * every run waits for, while tasks are throughput. Beside four busy
+ * workers on two cores, a producer at -10 had 10,000 runs confirmed after
+ * 1.45-2.32 s (median 1.71 s, nine runs) against 1.79-2.30 s (median
+ * 2.06 s, five) at the default: a gain, within a wide spread
+ * (BENCHMARKS.md, issue 17). Nice orders a process only
  * against others of its cgroup and (with autogroup) session: separate
  * containers or systemd units need CPU weights (docs/deployment.md).
  *
