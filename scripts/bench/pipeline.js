@@ -43,6 +43,8 @@ const path = require('node:path');
 const {parseArgs} = require('node:util');
 const {runService} = require('./pipeline/service-run');
 const {runFloor} = require('./pipeline/floor-run');
+const {integer} = require('../../dist/config/parsers');
+const {NICE_MAX, NICE_MIN} = require('../../dist/process/process-priority');
 
 const fail = message => {
   process.stderr.write(`${message}\n`);
@@ -134,16 +136,17 @@ if (values['producer-nice'] !== undefined) {
   }
   opts.producerEnv.PROCESS_NICE = values['producer-nice'];
 }
-// However given, the floor's claim + publish runs at the producer's priority.
+// However given, the floor's claim + publish runs at the producer's
+// priority, read as the service reads PROCESS_NICE.
 if (opts.producerEnv.PROCESS_NICE) {
-  const nice = opts.producerEnv.PROCESS_NICE.trim();
-  if (!/^-?\d+$/.test(nice) || Number(nice) < -20 || Number(nice) > 19) {
-    fail(
-      '--producer-nice (PROCESS_NICE) takes an integer from -20 to 19 (--producer-nice=-10)',
+  try {
+    opts.producerNice = integer(NICE_MIN, NICE_MAX)(
+      opts.producerEnv.PROCESS_NICE,
+      'PROCESS_NICE',
     );
+  } catch (error) {
+    fail(`--producer-nice: ${error.message} (--producer-nice=-10)`);
   }
-  // Number('-0') is -0, on which Node's setPriority aborts.
-  opts.producerNice = Number(nice) + 0;
 }
 
 const RUNNERS = {

@@ -39,8 +39,7 @@ export function applyProcessPriority(
   },
 ): void {
   if (nice === undefined) return;
-  // Node's setPriority aborts the process on -0 ("-0" is a valid integer).
-  const wanted = nice === 0 ? 0 : nice;
+  const wanted = nice === 0 ? 0 : nice; // -0 reads as 0 in the message
   const startedAt = control.current();
   try {
     control.setEveryThread(wanted);
@@ -68,7 +67,9 @@ export function applyProcessPriority(
  * listed in /proc/self/task gets the value, the calling thread first (its
  * refusal is the process's). Elsewhere: the process's call, as it is.
  */
-export function setEveryThreadPriority(nice: number): void {
+export function setEveryThreadPriority(value: number): void {
+  // Node's setPriority aborts the process on -0 (Number('-0') is one).
+  const nice = value === 0 ? 0 : value;
   os.setPriority(nice);
   let threads: string[];
   try {
