@@ -18,6 +18,7 @@ import {
 } from '../queue/topology';
 import {
   TaskAborted,
+  TaskNotStarted,
   TaskContext,
   TaskExecutor,
 } from '../executors/task-executor';
@@ -69,6 +70,16 @@ export interface TaskConsumerOptions {
 
 /** Default of outcomeMarkRetryMs: with the kill grace, well inside the broker's consumer timeout. */
 export const OUTCOME_MARK_RETRY_MS = 60_000;
+/** What the log says while a mark is retried, and when it is given up. */
+const OUTCOME_MARK = {
+  retrying: 'Could not record the task outcome; retrying',
+  gaveUp: 'Could not record the task outcome; message acknowledged without it',
+};
+const UNDONE_START_MARK = {
+  retrying: 'Could not undo the start of a task that did not begin; retrying',
+  gaveUp:
+    'Could not undo the start of a task that did not begin; message requeued without it',
+};
 const MAX_REQUEUE_DELAY_MS = 10_000;
 
 type Headers = Record<string, unknown>;
@@ -247,21 +258,35 @@ export class TaskConsumer {
         );
         return;
       }
-      // Could not start, retry or park (database or broker trouble): requeue after a pause, never in a hot loop.
-      const delayMs = Math.min(
-        MAX_REQUEUE_DELAY_MS,
-        (this.options.requeueDelayMs ?? 1000) * 2 ** this.startFailures,
+      // Could not start, retry or park (database or broker trouble).
+      await this.requeueAfterPause(
+        delivery,
+        error as Error,
+        this.options.logger,
+        'error',
+        'Task handling failed; message requeued',
       );
-      this.startFailures++;
-      this.options.logger.error('Task handling failed; message requeued', {
-        error: (error as Error).message,
-        requeue_in_ms: delayMs,
-      });
-      await sleep(delayMs, undefined, {signal: this.stopSignal.signal}).catch(
-        () => undefined,
-      );
-      delivery.nack(true);
     }
+  }
+
+  /** Requeues a delivery after a pause that grows while starts keep failing: never a hot loop. */
+  private async requeueAfterPause(
+    delivery: Delivery,
+    error: Error,
+    logger: Logger,
+    level: 'warn' | 'error',
+    text: string,
+  ): Promise<void> {
+    const delayMs = Math.min(
+      MAX_REQUEUE_DELAY_MS,
+      (this.options.requeueDelayMs ?? 1000) * 2 ** this.startFailures,
+    );
+    this.startFailures++;
+    logger[level](text, {error: error.message, requeue_in_ms: delayMs});
+    await sleep(delayMs, undefined, {signal: this.stopSignal.signal}).catch(
+      () => undefined,
+    );
+    delivery.nack(true);
   }
 
   /**
@@ -272,23 +297,49 @@ export class TaskConsumer {
   private async markOutcome(
     mark: () => Promise<void>,
     logger: Logger,
+    what = OUTCOME_MARK,
   ): Promise<void> {
     const deadlineMs = this.options.outcomeMarkRetryMs ?? OUTCOME_MARK_RETRY_MS;
     const recorded = await retryMark(mark, {
       deadlineMs,
       signal: this.graceOver.signal,
       onRetry: (error, delayMs) =>
-        logger.warn('Could not record the task outcome; retrying', {
+        logger.warn(what.retrying, {
           error: error.message,
           retry_in_ms: delayMs,
         }),
     });
     if (!recorded) {
-      logger.error(
-        'Could not record the task outcome; message acknowledged without it',
-        {gave_up_after_ms: deadlineMs},
-      );
+      logger.error(what.gaveUp, {gave_up_after_ms: deadlineMs});
     }
+  }
+
+  /**
+   * The executor could not begin the task (TaskNotStarted: its definition
+   * could not be read). Nothing ran, so no retry is spent: the start is
+   * undone, retried like an outcome so the redelivery is not counted as a
+   * start whose consumer died, and the delivery is requeued after a pause.
+   */
+  private async requeueNotStarted(
+    delivery: Delivery,
+    task: TaskMessage,
+    executionId: number | undefined,
+    startedAt: Date,
+    error: TaskNotStarted,
+    logger: Logger,
+  ): Promise<void> {
+    await this.markOutcome(
+      () => this.options.ledger.interrupted(executionId, startedAt, task),
+      logger,
+      UNDONE_START_MARK,
+    );
+    await this.requeueAfterPause(
+      delivery,
+      error,
+      logger,
+      'warn',
+      'Task could not start; message requeued',
+    );
   }
 
   private async process(
@@ -445,6 +496,17 @@ export class TaskConsumer {
       markStarted();
       this.options.metrics?.count('tasksInProgress', {}, -1);
       failure ??= new Error('the task did not report its start');
+    }
+    if (failure instanceof TaskNotStarted) {
+      await this.requeueNotStarted(
+        delivery,
+        task,
+        executionId,
+        startedAt,
+        failure,
+        logger,
+      );
+      return;
     }
     if (failure instanceof TaskAborted) {
       await ledger.interrupted(executionId, startedAt, task).catch(markError =>

@@ -14,6 +14,7 @@ import {webhookHeaders} from '../outbound/webhook-signature';
 import {resolveTemplate} from '../reports/template-variables';
 import {
   TaskAborted,
+  beforeTaskStarts,
   TaskContext,
   TaskExecutor,
   TaskFailure,
@@ -150,13 +151,17 @@ export class HttpExecutor implements TaskExecutor {
   }
 
   private async target(context: TaskContext): Promise<TargetRow> {
-    const {rows} = await this.pool.query<TargetRow>(
-      `SELECT t.url, t.method, t.headers, t.secret_headers, t.body, t.timeout_ms,
+    const {rows} = await beforeTaskStarts(
+      `HTTP target ${context.message.id}`,
+      () =>
+        this.pool.query<TargetRow>(
+          `SELECT t.url, t.method, t.headers, t.secret_headers, t.body, t.timeout_ms,
               t.success_status, t.signing_secret, t.previous_signing_secret,
               t.previous_secret_expires_at,
               (SELECT s.user_id FROM scheduler s WHERE s.id = $2) AS owner_id
          FROM http_target t WHERE t.id = $1`,
-      [context.message.id, context.message.scheduler_id],
+          [context.message.id, context.message.scheduler_id],
+        ),
     );
     if (rows.length === 0) {
       throw new TaskFailure(`HTTP target ${context.message.id} does not exist`);

@@ -4,7 +4,12 @@ import type {Pool} from 'pg';
 import type {ReportRequest} from '../reports/report';
 import {watchChild} from './child-process';
 import {outputCutHandler} from './output-cut-note';
-import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
+import {
+  beforeTaskStarts,
+  TaskContext,
+  TaskExecutor,
+  TaskFailure,
+} from './task-executor';
 
 export const REPORT_CHILD = path.resolve(
   __dirname,
@@ -58,9 +63,11 @@ export class ReportExecutor implements TaskExecutor {
   ) {}
 
   async execute(context: TaskContext): Promise<void> {
-    const {rows} = await this.pool.query<{controller: string}>(
-      'SELECT controller FROM report WHERE id = $1',
-      [context.message.id],
+    const {rows} = await beforeTaskStarts(`report ${context.message.id}`, () =>
+      this.pool.query<{controller: string}>(
+        'SELECT controller FROM report WHERE id = $1',
+        [context.message.id],
+      ),
     );
     if (rows.length === 0) {
       throw new TaskFailure(`report ${context.message.id} does not exist`);

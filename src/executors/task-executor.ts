@@ -54,6 +54,36 @@ export class TaskTimedOut extends TaskFailure {
   override name = 'TaskTimedOut';
 }
 
+/**
+ * The task never began: what it needs before its work starts (its worker,
+ * report or HTTP target row) could not be read, the database being away.
+ * Nothing ran, so it is no failed attempt: the delivery is requeued, and no
+ * retry is spent (the last one would park a run that never ran).
+ */
+export class TaskNotStarted extends Error {
+  override name = 'TaskNotStarted';
+}
+
+/**
+ * Runs `lookup`, the read a task needs before its work begins; its error is
+ * the infrastructure's (TaskNotStarted), not the task's. A TaskFailure
+ * thrown inside (the row is gone) stays one.
+ */
+export async function beforeTaskStarts<T>(
+  what: string,
+  lookup: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await lookup();
+  } catch (error) {
+    if (error instanceof TaskFailure) throw error;
+    throw new TaskNotStarted(
+      `${what} could not be read: ${(error as Error).message}`,
+      {cause: error},
+    );
+  }
+}
+
 /** The task was stopped by a shutdown: it must be redelivered, not retried. */
 export class TaskAborted extends Error {
   override name = 'TaskAborted';

@@ -2,7 +2,12 @@ import type {Pool} from 'pg';
 import {watchChild} from './child-process';
 import {outputCutHandler} from './output-cut-note';
 import {spawnTiedToParent} from './tied-spawn';
-import {TaskContext, TaskExecutor, TaskFailure} from './task-executor';
+import {
+  beforeTaskStarts,
+  TaskContext,
+  TaskExecutor,
+  TaskFailure,
+} from './task-executor';
 import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
 import {resolveWorkerCommand} from './worker-command';
 
@@ -53,12 +58,14 @@ export class WorkerExecutor implements TaskExecutor {
   ) {}
 
   async execute(context: TaskContext): Promise<void> {
-    const {rows} = await this.pool.query<{
-      command: string;
-      timeout_ms: number | null;
-    }>('SELECT command, timeout_ms FROM worker WHERE id = $1', [
-      context.message.id,
-    ]);
+    const {rows} = await beforeTaskStarts(`worker ${context.message.id}`, () =>
+      this.pool.query<{
+        command: string;
+        timeout_ms: number | null;
+      }>('SELECT command, timeout_ms FROM worker WHERE id = $1', [
+        context.message.id,
+      ]),
+    );
     if (rows.length === 0) {
       throw new TaskFailure(`worker ${context.message.id} does not exist`);
     }

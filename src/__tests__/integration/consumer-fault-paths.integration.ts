@@ -38,6 +38,7 @@ import {
   sql,
   TEST_DATABASE_URL,
   truncateAll,
+  withClient,
 } from '../fixtures/test-database';
 import amqp from 'amqplib';
 
@@ -73,11 +74,20 @@ describe('consumer fault paths', () => {
       slower: `#!/bin/sh\necho start >> "$(dirname "$0")/slower.out"\n# Its own output elsewhere: a stopped shell leaves no orphan holding the pipes.\nsleep 4 >/dev/null 2>&1\necho done >> "$(dirname "$0")/slower.out"\n`,
       quick: `#!/bin/sh\necho run >> "$(dirname "$0")/quick.out"\n`,
       'slow-fail': `#!/bin/sh\necho run >> "$(dirname "$0")/slow-fail.out"\nsleep 1\nexit 1\n`,
+      attempt: `#!/bin/sh\necho "$TASK_ATTEMPT" >> "$(dirname "$0")/attempt.out"\n`,
+      'attempt-fail': `#!/bin/sh\necho "$TASK_ATTEMPT" >> "$(dirname "$0")/attempt-fail.out"\nexit 1\n`,
     });
   });
   after(() => rmSync(workersDir, {recursive: true, force: true}));
   beforeEach(async () => {
-    for (const name of ['slow', 'slower', 'quick', 'slow-fail']) {
+    for (const name of [
+      'slow',
+      'slower',
+      'quick',
+      'slow-fail',
+      'attempt',
+      'attempt-fail',
+    ]) {
       rmSync(out(name), {force: true});
     }
     await truncateAll();
@@ -106,7 +116,12 @@ describe('consumer fault paths', () => {
   /** A claimed, published run of worker `workerId`; `ledger: false` sends no execution id. */
   async function publishRun(
     workerId: number,
-    options: {ledger?: boolean; headers?: Record<string, unknown>} = {},
+    options: {
+      ledger?: boolean;
+      headers?: Record<string, unknown>;
+      /** Runs once the rows exist, before the message goes out. */
+      beforePublish?: () => Promise<void>;
+    } = {},
   ): Promise<number> {
     const [scheduler] = await sql<{id: number}>(
       `INSERT INTO scheduler (description, schedule, worker_id)
@@ -120,6 +135,7 @@ describe('consumer fault paths', () => {
       [scheduler.id],
     );
     const executionId = Number(execution.id);
+    await options.beforePublish?.();
     await publishTask(
       {
         type: 'worker',
@@ -256,6 +272,105 @@ describe('consumer fault paths', () => {
         'the run',
       );
       expect(lines('quick')).to.equal('run\n');
+    });
+  });
+
+  /**
+   * The chaos run of 2026-12-02 (seed 2052213336): a database cut that lands
+   * after the start mark but before the executor has read its worker's row
+   * made the lookup fail, and that was taken for the task failing: a retry
+   * was spent (the last one parks the run) while the worker never ran.
+   */
+  describe('a task whose definition cannot be read (PostgreSQL cut before it starts)', () => {
+    /**
+     * Publishes a run while the worker table is locked, waits until the
+     * consumer has marked the start and its lookup waits on the lock, then
+     * cuts the consumer's database link under that lookup.
+     */
+    async function cutDuringTheLookup(
+      workerId: number,
+      headers: Record<string, unknown> = {},
+    ): Promise<number> {
+      const id = await withClient(TEST_DATABASE_URL, async locker => {
+        // Taken once the rows exist: the scheduler's foreign key needs the worker row.
+        const published = await publishRun(workerId, {
+          headers,
+          beforePublish: async () => {
+            await locker.query('BEGIN');
+            await locker.query('LOCK TABLE worker IN ACCESS EXCLUSIVE MODE');
+          },
+        });
+        await eventually(
+          async () =>
+            (await ledger(published)).status === 'running' || undefined,
+          10_000,
+          'the start mark',
+        );
+        await eventually(
+          async () =>
+            (
+              await sql<{n: number}>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity
+                  WHERE wait_event_type = 'Lock' AND query LIKE '%FROM worker WHERE id%'`,
+              )
+            )[0].n > 0 || undefined,
+          10_000,
+          'the lookup waiting on the lock',
+        );
+        proxy.cut();
+        await locker.query('ROLLBACK');
+        return published;
+      });
+      await sleep(500);
+      proxy.restore();
+      return id;
+    }
+
+    it('spends no retry: the delivery is requeued and runs later as the same attempt', async () => {
+      await sql(`UPDATE worker SET command = 'attempt' WHERE id = 2`);
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {outcomeMarkRetryMs: 20_000, requeueDelayMs: 200},
+      });
+      const id = await cutDuringTheLookup(2);
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        15_000,
+        'the run',
+      );
+      await sleep(1000);
+      expect(lines('attempt')).to.equal('1\n');
+      expect(
+        consumer.logs.find('Scheduling retry 1/3 in 200ms'),
+      ).to.have.length(0);
+      expect(
+        consumer.logs.find('Task could not start; message requeued'),
+      ).to.have.length(1);
+      expect(await drainQueue(RETRY_QUEUE)).to.have.length(0);
+    });
+
+    it('does not park a last attempt that never ran: it runs, then the failing run is parked', async () => {
+      await sql(`UPDATE worker SET command = 'attempt-fail' WHERE id = 3`);
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {outcomeMarkRetryMs: 20_000, requeueDelayMs: 200},
+      });
+      const id = await cutDuringTheLookup(3, {
+        'x-retry-count': TEST_RETRY.maxRetries,
+      });
+      await eventually(
+        async () => (await ledger(id)).status === 'failed' || undefined,
+        15_000,
+        'the failed mark',
+      );
+      await sleep(500);
+      expect(lines('attempt-fail')).to.equal(`${TEST_RETRY.maxRetries + 1}\n`);
+      expect((await ledger(id)).last_error).to.equal(
+        'worker exited with code 1',
+      );
+      expect(await sql(`SELECT * FROM failed_task`)).to.have.length(1);
     });
   });
 
