@@ -8,27 +8,10 @@ import {Delivery} from './delivery';
 import {Subscription} from './subscription';
 import {failedBodyOf, failedLogFields, failedRecordOf} from './failed-message';
 import {textOf} from '../logging/bounded-text';
+import {isTransientDatabaseError} from '../database/transient-error';
 
 /** How long a failed task waits before it is offered again after a database outage. */
 export const STORE_RETRY_DELAY_MS = 1000;
-
-/**
- * True for errors that pass: the connection (no SQLSTATE, a Node socket
- * error, class 08), resources (53), operator intervention such as a restart
- * (57), system errors (58). A data or constraint error would fail again.
- */
-export function isTransientDatabaseError(error: unknown): boolean {
-  // Our own code's errors (a value it could not handle) fail again.
-  if (
-    error instanceof TypeError ||
-    error instanceof RangeError ||
-    error instanceof SyntaxError
-  )
-    return false;
-  const code = (error as {code?: unknown})?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
-  return /^(08|53|57|58)/.test(code);
-}
 
 /**
  * Consumes `cron_scheduler_failed`: logs `PERMANENTLY FAILED TASK`, keeps the

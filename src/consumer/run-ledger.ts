@@ -295,12 +295,35 @@ export class RunLedger {
     startedAt: Date,
     message?: TaskMessage,
   ): Promise<void> {
+    await this.undoStart(executionId, startedAt, message, false);
+  }
+
+  /**
+   * The task of the start at `startedAt` never began (TaskNotStarted):
+   * undone as an interrupted start is, and its attempt is taken back, as
+   * none ran.
+   */
+  async notStarted(
+    executionId: number | undefined,
+    startedAt: Date,
+    message?: TaskMessage,
+  ): Promise<void> {
+    await this.undoStart(executionId, startedAt, message, true);
+  }
+
+  private async undoStart(
+    executionId: number | undefined,
+    startedAt: Date,
+    message: TaskMessage | undefined,
+    takeBackAttempt: boolean,
+  ): Promise<void> {
     if (executionId === undefined) return;
     await this.pool.query(
       `UPDATE scheduler_execution
-          SET status = 'published', payload = COALESCE(payload, $3::jsonb)
+          SET status = 'published', payload = COALESCE(payload, $3::jsonb),
+              attempts = CASE WHEN $4 THEN greatest(attempts - 1, 0) ELSE attempts END
         WHERE id = $1 AND status = 'running' AND started_at = $2`,
-      [executionId, startedAt, message ?? null],
+      [executionId, startedAt, message ?? null, takeBackAttempt],
     );
   }
 }

@@ -34,6 +34,12 @@ import type {Metrics} from '../metrics/metrics';
 import {failureReason} from '../metrics/failure-reason';
 import {isSaneRequestId} from '../logging/request-context';
 import {REQUEST_ID_MESSAGE_HEADER} from '../queue/task-publisher';
+import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
+import {
+  attemptKey,
+  MAX_NOT_STARTED_REQUEUES,
+  NotStartedRequeues,
+} from './not-started-requeues';
 
 /** Task types another queue's consumers run: the message is moved there. */
 export interface HandOff {
@@ -80,6 +86,13 @@ const UNDONE_START_MARK = {
   gaveUp:
     'Could not undo the start of a task that did not begin; message requeued without it',
 };
+/**
+ * How long the undo of a start is retried: as long as a task may hold its
+ * delivery. Given up, the run stays `running` and its redelivery would be
+ * counted as a start whose consumer died (two such park it), so it is held
+ * while the database is away: nothing could start meanwhile anyway.
+ */
+const UNDO_START_RETRY_MS = MAX_TASK_TIMEOUT_MS;
 const MAX_REQUEUE_DELAY_MS = 10_000;
 
 type Headers = Record<string, unknown>;
@@ -146,6 +159,7 @@ export class TaskConsumer {
   /** Ends outcome-mark retries once the shutdown grace is over. */
   private graceOver = new AbortController();
   private startFailures = 0;
+  private readonly notStartedRequeues = new NotStartedRequeues();
   private readonly clock: () => Date;
   private readonly queueName: string;
 
@@ -261,28 +275,32 @@ export class TaskConsumer {
       // Could not start, retry or park (database or broker trouble).
       await this.requeueAfterPause(
         delivery,
-        error as Error,
+        this.startFailures++,
         this.options.logger,
         'error',
         'Task handling failed; message requeued',
+        {error: (error as Error).message},
       );
     }
   }
 
-  /** Requeues a delivery after a pause that grows while starts keep failing: never a hot loop. */
+  /**
+   * Requeues a delivery after a pause that doubles with each failure before
+   * it (`failuresBefore`) up to MAX_REQUEUE_DELAY_MS: never a hot loop.
+   */
   private async requeueAfterPause(
     delivery: Delivery,
-    error: Error,
+    failuresBefore: number,
     logger: Logger,
     level: 'warn' | 'error',
     text: string,
+    fields: Record<string, unknown>,
   ): Promise<void> {
     const delayMs = Math.min(
       MAX_REQUEUE_DELAY_MS,
-      (this.options.requeueDelayMs ?? 1000) * 2 ** this.startFailures,
+      (this.options.requeueDelayMs ?? 1000) * 2 ** failuresBefore,
     );
-    this.startFailures++;
-    logger[level](text, {error: error.message, requeue_in_ms: delayMs});
+    logger[level](text, {...fields, requeue_in_ms: delayMs});
     await sleep(delayMs, undefined, {signal: this.stopSignal.signal}).catch(
       () => undefined,
     );
@@ -298,8 +316,8 @@ export class TaskConsumer {
     mark: () => Promise<void>,
     logger: Logger,
     what = OUTCOME_MARK,
+    deadlineMs = this.options.outcomeMarkRetryMs ?? OUTCOME_MARK_RETRY_MS,
   ): Promise<void> {
-    const deadlineMs = this.options.outcomeMarkRetryMs ?? OUTCOME_MARK_RETRY_MS;
     const recorded = await retryMark(mark, {
       deadlineMs,
       signal: this.graceOver.signal,
@@ -316,30 +334,45 @@ export class TaskConsumer {
 
   /**
    * The executor could not begin the task (TaskNotStarted: its definition
-   * could not be read). Nothing ran, so no retry is spent: the start is
-   * undone, retried like an outcome so the redelivery is not counted as a
-   * start whose consumer died, and the delivery is requeued after a pause.
+   * could not be read, the database being away). Nothing ran, so no retry
+   * is spent: the start is undone (held while the database stays away, see
+   * UNDO_START_RETRY_MS) and the delivery requeued after a pause that grows
+   * with each such requeue of this attempt. Past MAX_NOT_STARTED_REQUEUES
+   * it returns false: the caller takes it as the attempt failing.
    */
-  private async requeueNotStarted(
+  private async requeuedNotStarted(
     delivery: Delivery,
     task: TaskMessage,
     executionId: number | undefined,
     startedAt: Date,
+    key: string,
     error: TaskNotStarted,
     logger: Logger,
-  ): Promise<void> {
+  ): Promise<boolean> {
+    const requeues = this.notStartedRequeues.add(key);
+    if (requeues > MAX_NOT_STARTED_REQUEUES) {
+      this.notStartedRequeues.forget(key);
+      logger.error('Task could not start again; counted as a failed attempt', {
+        error: error.message,
+        requeues: MAX_NOT_STARTED_REQUEUES,
+      });
+      return false;
+    }
     await this.markOutcome(
-      () => this.options.ledger.interrupted(executionId, startedAt, task),
+      () => this.options.ledger.notStarted(executionId, startedAt, task),
       logger,
       UNDONE_START_MARK,
+      UNDO_START_RETRY_MS,
     );
     await this.requeueAfterPause(
       delivery,
-      error,
+      requeues - 1,
       logger,
       'warn',
       'Task could not start; message requeued',
+      {error: error.message, requeue: requeues, of: MAX_NOT_STARTED_REQUEUES},
     );
+    return true;
   }
 
   private async process(
@@ -497,17 +530,27 @@ export class TaskConsumer {
       this.options.metrics?.count('tasksInProgress', {}, -1);
       failure ??= new Error('the task did not report its start');
     }
-    if (failure instanceof TaskNotStarted) {
-      await this.requeueNotStarted(
+    const thisAttempt = attemptKey(
+      task.scheduler_id,
+      task.id,
+      executionKey,
+      retryCount,
+    );
+    if (
+      failure instanceof TaskNotStarted &&
+      (await this.requeuedNotStarted(
         delivery,
         task,
         executionId,
         startedAt,
+        thisAttempt,
         failure,
         logger,
-      );
+      ))
+    ) {
       return;
     }
+    this.notStartedRequeues.forget(thisAttempt);
     if (failure instanceof TaskAborted) {
       await ledger.interrupted(executionId, startedAt, task).catch(markError =>
         logger.warn('Could not mark the interrupted run', {

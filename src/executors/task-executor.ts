@@ -1,5 +1,6 @@
 import type {Logger} from '../logging/logger';
 import type {TaskMessage} from '../queue/task-message';
+import {isTransientDatabaseError} from '../database/transient-error';
 
 export interface TaskContext {
   message: TaskMessage;
@@ -56,18 +57,20 @@ export class TaskTimedOut extends TaskFailure {
 
 /**
  * The task never began: what it needs before its work starts (its worker,
- * report or HTTP target row) could not be read, the database being away.
- * Nothing ran, so it is no failed attempt: the delivery is requeued, and no
- * retry is spent (the last one would park a run that never ran).
+ * report or HTTP target row) could not be read because the database was
+ * away (a lost connection, a restart, a resource limit). Nothing ran, so it
+ * is no failed attempt: the delivery is requeued without spending a retry
+ * (the last one would park a run that never ran).
  */
 export class TaskNotStarted extends Error {
   override name = 'TaskNotStarted';
 }
 
 /**
- * Runs `lookup`, the read a task needs before its work begins; its error is
- * the infrastructure's (TaskNotStarted), not the task's. A TaskFailure
- * thrown inside (the row is gone) stays one.
+ * Runs `lookup`, the read a task needs before its work begins. An error of
+ * the database being away becomes TaskNotStarted; any other (a TaskFailure
+ * such as a row that is gone, a dropped column, a revoked grant, a bug)
+ * stays the task's failure, as it would fail the same way again.
  */
 export async function beforeTaskStarts<T>(
   what: string,
@@ -76,7 +79,9 @@ export async function beforeTaskStarts<T>(
   try {
     return await lookup();
   } catch (error) {
-    if (error instanceof TaskFailure) throw error;
+    if (error instanceof TaskFailure || !isTransientDatabaseError(error)) {
+      throw error;
+    }
     throw new TaskNotStarted(
       `${what} could not be read: ${(error as Error).message}`,
       {cause: error},

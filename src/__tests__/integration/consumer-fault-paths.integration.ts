@@ -290,6 +290,7 @@ describe('consumer fault paths', () => {
     async function cutDuringTheLookup(
       workerId: number,
       headers: Record<string, unknown> = {},
+      cutMs = 500,
     ): Promise<number> {
       const id = await withClient(TEST_DATABASE_URL, async locker => {
         // Taken once the rows exist: the scheduler's foreign key needs the worker row.
@@ -321,7 +322,7 @@ describe('consumer fault paths', () => {
         await locker.query('ROLLBACK');
         return published;
       });
-      await sleep(500);
+      await sleep(cutMs);
       proxy.restore();
       return id;
     }
@@ -344,10 +345,50 @@ describe('consumer fault paths', () => {
       expect(
         consumer.logs.find('Scheduling retry 1/3 in 200ms'),
       ).to.have.length(0);
+      const [requeued] = consumer.logs.find(
+        'Task could not start; message requeued',
+      );
+      expect(requeued).to.containDeep({requeue: 1, requeue_in_ms: 200});
+      expect(requeued.error).to.startWith('worker 2 could not be read: ');
       expect(
         consumer.logs.find('Task could not start; message requeued'),
       ).to.have.length(1);
       expect(await drainQueue(RETRY_QUEUE)).to.have.length(0);
+      // The start that never began is taken back: one attempt ran.
+      expect(await ledger(id)).to.containDeep({
+        status: 'succeeded',
+        attempts: 1,
+      });
+    });
+
+    it('holds the delivery while the database stays away past the outcome mark time: no crash-loop count, one attempt', async () => {
+      await sql(`UPDATE worker SET command = 'attempt' WHERE id = 2`);
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {outcomeMarkRetryMs: 300, requeueDelayMs: 100},
+      });
+      const id = await cutDuringTheLookup(2, {}, 2500);
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        15_000,
+        'the run',
+      );
+      expect(
+        consumer.logs.find(
+          'Could not undo the start of a task that did not begin; retrying',
+        ).length,
+      ).to.be.above(0);
+      expect(
+        consumer.logs.find(
+          'Could not undo the start of a task that did not begin; message requeued without it',
+        ),
+      ).to.have.length(0);
+      expect(lines('attempt')).to.equal('1\n');
+      expect(await ledger(id)).to.containDeep({
+        attempts: 1,
+        unfinished_starts: 0,
+      });
     });
 
     it('does not park a last attempt that never ran: it runs, then the failing run is parked', async () => {
@@ -371,6 +412,95 @@ describe('consumer fault paths', () => {
         'worker exited with code 1',
       );
       expect(await sql(`SELECT * FROM failed_task`)).to.have.length(1);
+    });
+  });
+
+  describe('a task whose definition read fails for good, or again and again', () => {
+    it('takes an error that would come again (a renamed column) for the task failing, as before', async () => {
+      await sql(`UPDATE worker SET command = 'attempt-fail' WHERE id = 3`);
+      consumer = await givenConsumer({
+        workersDir,
+        tuning: {requeueDelayMs: 50},
+      });
+      await sql(
+        `ALTER TABLE worker RENAME COLUMN timeout_ms TO timeout_ms_gone`,
+      );
+      try {
+        const id = await publishRun(3, {
+          headers: {'x-retry-count': TEST_RETRY.maxRetries},
+        });
+        await eventually(
+          async () => (await ledger(id)).status === 'failed' || undefined,
+          10_000,
+          'the failed mark',
+        );
+        expect((await ledger(id)).last_error).to.match(
+          /column "timeout_ms" does not exist/,
+        );
+      } finally {
+        await sql(
+          `ALTER TABLE worker RENAME COLUMN timeout_ms_gone TO timeout_ms`,
+        );
+      }
+      expect(
+        consumer.logs.find('Task could not start; message requeued'),
+      ).to.have.length(0);
+      expect(lines('attempt-fail')).to.equal('');
+      await eventually(
+        async () =>
+          (await sql(`SELECT * FROM failed_task`)).length === 1 || undefined,
+        10_000,
+        'the parked task stored',
+      );
+    });
+
+    it('requeues a lookup that keeps timing out a bounded number of times, pausing longer each time, then spends a retry', async () => {
+      await sql(`UPDATE worker SET command = 'attempt' WHERE id = 2`);
+      const url = new URL(TEST_DATABASE_URL);
+      // Each lookup behind the lock gives up after 200 ms (57014: transient).
+      url.searchParams.set('options', '-c statement_timeout=200');
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: url.toString(),
+        tuning: {requeueDelayMs: 50},
+      });
+      const id = await withClient(TEST_DATABASE_URL, async locker => {
+        const published = await publishRun(2, {
+          beforePublish: async () => {
+            await locker.query('BEGIN');
+            await locker.query('LOCK TABLE worker IN ACCESS EXCLUSIVE MODE');
+          },
+        });
+        await eventually(
+          () =>
+            consumer!.logs.find(
+              'Task could not start again; counted as a failed attempt',
+            ).length === 1 || undefined,
+          20_000,
+          'the give-up',
+        );
+        await locker.query('ROLLBACK');
+        return published;
+      });
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        15_000,
+        'the retry',
+      );
+      const requeues = consumer.logs.find(
+        'Task could not start; message requeued',
+      );
+      expect(requeues.map(r => r.requeue_in_ms)).to.eql([
+        50, 100, 200, 400, 800,
+      ]);
+      expect(requeues[0].error).to.match(
+        /^worker 2 could not be read: canceling statement due to statement timeout/,
+      );
+      expect(
+        consumer.logs.find('Scheduling retry 1/3 in 200ms'),
+      ).to.have.length(1);
+      // The retry ran the worker: attempt 2, the first one given up.
+      expect(lines('attempt')).to.equal('2\n');
     });
   });
 

@@ -97,7 +97,7 @@ describe('executors: the definition read before a task starts', () => {
     });
   }
 
-  it('beforeTaskStarts keeps the cause and lets a TaskFailure through', async () => {
+  it('beforeTaskStarts keeps the cause; a TaskFailure or an error that would come again passes through', async () => {
     const cause = new Error('Connection terminated unexpectedly');
     const notStarted = await beforeTaskStarts('worker 3', () =>
       Promise.reject(cause),
@@ -114,5 +114,28 @@ describe('executors: the definition read before a task starts', () => {
       ),
     ).to.equal(failure);
     expect(await beforeTaskStarts('worker 3', async () => 42)).to.equal(42);
+    // An error that would come again is the task's, not the infrastructure's.
+    const missingColumn = Object.assign(
+      new Error('column "timeout_ms" does not exist'),
+      {code: '42703'},
+    );
+    for (const again of [missingColumn, new TypeError('a bug')]) {
+      expect(
+        await beforeTaskStarts('worker 3', () => Promise.reject(again)).catch(
+          (e: Error) => e,
+        ),
+      ).to.equal(again);
+    }
+    const restarting = Object.assign(
+      new Error('the database is shutting down'),
+      {
+        code: '57P01',
+      },
+    );
+    expect(
+      await beforeTaskStarts('worker 3', () =>
+        Promise.reject(restarting),
+      ).catch((e: Error) => e),
+    ).to.be.instanceOf(TaskNotStarted);
   });
 });

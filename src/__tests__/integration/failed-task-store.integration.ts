@@ -1,9 +1,7 @@
 import {expect} from '@loopback/testlab';
 import type {Pool} from 'pg';
-import {
-  FailedTaskConsumer,
-  isTransientDatabaseError,
-} from '../../consumer/failed-task-consumer';
+import {FailedTaskConsumer} from '../../consumer/failed-task-consumer';
+import {isTransientDatabaseError} from '../../database/transient-error';
 import {createPool} from '../../database/pg-pool';
 import {AmqpConnection} from '../../queue/amqp-connection';
 import {
