@@ -35,6 +35,7 @@ import {failureReason} from '../metrics/failure-reason';
 import {isSaneRequestId} from '../logging/request-context';
 import {REQUEST_ID_MESSAGE_HEADER} from '../queue/task-publisher';
 import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
+import {requeueWithinDeliveryLimit} from './delivery-limit-round';
 import {
   attemptKey,
   MAX_NOT_STARTED_REQUEUES,
@@ -274,6 +275,7 @@ export class TaskConsumer {
       }
       // Could not start, retry or park (database or broker trouble).
       await this.requeueAfterPause(
+        channel,
         delivery,
         this.startFailures++,
         this.options.logger,
@@ -289,6 +291,7 @@ export class TaskConsumer {
    * it (`failuresBefore`) up to MAX_REQUEUE_DELAY_MS: never a hot loop.
    */
   private async requeueAfterPause(
+    channel: ConfirmChannel,
     delivery: Delivery,
     failuresBefore: number,
     logger: Logger,
@@ -304,7 +307,22 @@ export class TaskConsumer {
     await sleep(delayMs, undefined, {signal: this.stopSignal.signal}).catch(
       () => undefined,
     );
-    delivery.nack(true);
+    await this.requeue(channel, delivery, logger);
+  }
+
+  /** Requeues a delivery, round through the first retry tier near the delivery limit. */
+  private async requeue(
+    channel: ConfirmChannel,
+    delivery: Delivery,
+    logger: Logger,
+  ): Promise<void> {
+    await requeueWithinDeliveryLimit(
+      channel,
+      delivery,
+      retryTier(1, this.options.retry),
+      logger,
+      this.subscription.isLive(channel),
+    );
   }
 
   /**
@@ -341,6 +359,7 @@ export class TaskConsumer {
    * it returns false: the caller takes it as the attempt failing.
    */
   private async requeuedNotStarted(
+    channel: ConfirmChannel,
     delivery: Delivery,
     task: TaskMessage,
     executionId: number | undefined,
@@ -365,6 +384,7 @@ export class TaskConsumer {
       UNDO_START_RETRY_MS,
     );
     await this.requeueAfterPause(
+      channel,
       delivery,
       requeues - 1,
       logger,
@@ -539,6 +559,7 @@ export class TaskConsumer {
     if (
       failure instanceof TaskNotStarted &&
       (await this.requeuedNotStarted(
+        channel,
         delivery,
         task,
         executionId,

@@ -2,6 +2,7 @@ import type {ConfirmChannel} from 'amqplib';
 import type {Pool, PoolClient} from 'pg';
 import {setTimeout as sleep} from 'node:timers/promises';
 import {publishConfirmed} from '../consumer/confirmed-publish';
+import {requeueWithinDeliveryLimit} from '../consumer/delivery-limit-round';
 import {Delivery} from '../consumer/delivery';
 import {RETRY_COUNT_HEADER, retryCountOf} from '../consumer/retry-count';
 import {Subscription} from '../consumer/subscription';
@@ -142,7 +143,13 @@ export class WebhookConsumer {
         error: (error as Error).message,
       });
       await sleep(1000);
-      delivery.nack(true);
+      await requeueWithinDeliveryLimit(
+        channel,
+        delivery,
+        webhookRetryTier(1, this.options.retry),
+        this.options.logger,
+        this.subscription.isLive(channel),
+      );
     }
   }
 

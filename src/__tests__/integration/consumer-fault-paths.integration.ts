@@ -7,12 +7,14 @@ import {HealthBindings} from '../../keys';
 import {
   assertTopology,
   brokerTopology,
+  DELIVERY_LIMIT,
   FAILED_QUEUE,
   retryTier,
   RETRY_QUEUE,
   TASK_QUEUE,
 } from '../../queue/topology';
 import {TcpProxy, viaPort} from '../fixtures/tcp-proxy';
+import {ROUND_AFTER_DELIVERIES} from '../../consumer/delivery-limit-round';
 import {givenProducer} from '../fixtures/test-producer';
 import {lostRunAfterMs, sweepLostRuns} from '../../producer/lost-run-sweep';
 import {busyWorkQueues} from '../../queue/queue-stats';
@@ -501,6 +503,76 @@ describe('consumer fault paths', () => {
       ).to.have.length(1);
       // The retry ran the worker: attempt 2, the first one given up.
       expect(lines('attempt')).to.equal('2\n');
+    });
+  });
+
+  /**
+   * A quorum queue dead-letters a message past its delivery limit (50) to
+   * cron_scheduler_retry, whose expiry would route it back to the queue it
+   * came from: RabbitMQ takes that for a dead-letter cycle and holds the
+   * message there for ever (found by the hostile review of the not-started
+   * requeues: `messages=1 ready=0`, "Dead-letter queues cycle detected").
+   */
+  describe("a delivery requeued up to the broker's delivery limit", () => {
+    /** Takes the next delivery of the task queue `times` times and requeues it each time. */
+    async function requeueByHand(times: number): Promise<void> {
+      await withChannel(async channel => {
+        await channel.prefetch(1);
+        let seen = 0;
+        await new Promise<void>((resolve, reject) => {
+          channel
+            .consume(TASK_QUEUE, message => {
+              if (!message) return;
+              seen++;
+              channel.nack(message, false, true);
+              if (seen === times) {
+                channel
+                  .cancel(message.fields.consumerTag)
+                  .then(() => resolve(), reject);
+              }
+            })
+            .catch(reject);
+        });
+      });
+    }
+
+    it('goes round through the delay queue instead of into the dead-letter cycle, and runs once PostgreSQL is back', async () => {
+      const id = await publishRun(2);
+      // A delivery or two more may reach the hand consumer before it stops.
+      await requeueByHand(DELIVERY_LIMIT - 6);
+      proxy.cut();
+      consumer = await givenConsumer({
+        workersDir,
+        databaseUrl: viaProxy(),
+        tuning: {requeueDelayMs: 20},
+      });
+      // Failed starts take it past the limit (or would, without the round).
+      await eventually(
+        () =>
+          consumer!.logs.find('Task handling failed; message requeued')
+            .length >= 8 || undefined,
+        8_000,
+        'eight failed starts',
+      ).catch(() => undefined);
+      proxy.restore();
+      await eventually(
+        async () => (await ledger(id)).status === 'succeeded' || undefined,
+        15_000,
+        'the run',
+      );
+      expect(lines('quick')).to.equal('run\n');
+      const [round] = consumer.logs.find(
+        "Requeued through the delay queue: its deliveries reached the broker's limit",
+      );
+      expect(round.delivery_count).to.be.within(
+        ROUND_AFTER_DELIVERIES,
+        DELIVERY_LIMIT,
+      );
+      // A round is no retry: the run's one attempt ran as attempt 1.
+      expect(consumer.logs.find('Task started')[0]).to.containDeep({
+        attempt: 1,
+      });
+      expect(await drainQueue(RETRY_QUEUE)).to.have.length(0);
     });
   });
 
