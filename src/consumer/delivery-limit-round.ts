@@ -34,9 +34,18 @@ export function deliveryCountOf(
 export function roundCopyHeaders(
   headers: Record<string, unknown> | undefined,
 ): Record<string, unknown> {
+  return {
+    ...withoutDeliveryCount(headers),
+    [RETRY_COUNT_HEADER]: retryCountOf(headers),
+  };
+}
+
+/** A copy published anew starts its deliveries from nothing (a classic queue would keep a stale count). */
+export function withoutDeliveryCount(
+  headers: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   const copy: Record<string, unknown> = {...headers};
   delete copy[DELIVERY_COUNT_HEADER];
-  copy[RETRY_COUNT_HEADER] = retryCountOf(headers);
   return copy;
 }
 
@@ -58,7 +67,11 @@ export async function requeueWithinDeliveryLimit(
   live: boolean,
 ): Promise<void> {
   const {message} = delivery;
-  const deliveries = deliveryCountOf(message.properties.headers);
+  // Only the broker's count of a message it has handed out before: on a
+  // first delivery the header is whatever its publisher wrote.
+  const deliveries = message.fields.redelivered
+    ? deliveryCountOf(message.properties.headers)
+    : 0;
   if (deliveries < ROUND_AFTER_DELIVERIES || !live) {
     delivery.nack(true);
     return;

@@ -34,8 +34,10 @@ import type {Metrics} from '../metrics/metrics';
 import {failureReason} from '../metrics/failure-reason';
 import {isSaneRequestId} from '../logging/request-context';
 import {REQUEST_ID_MESSAGE_HEADER} from '../queue/task-publisher';
-import {MAX_TASK_TIMEOUT_MS} from '../queue/consumer-timeout';
-import {requeueWithinDeliveryLimit} from './delivery-limit-round';
+import {
+  requeueWithinDeliveryLimit,
+  withoutDeliveryCount,
+} from './delivery-limit-round';
 import {
   attemptKey,
   MAX_NOT_STARTED_REQUEUES,
@@ -88,12 +90,14 @@ const UNDONE_START_MARK = {
     'Could not undo the start of a task that did not begin; message requeued without it',
 };
 /**
- * How long the undo of a start is retried: as long as a task may hold its
- * delivery. Given up, the run stays `running` and its redelivery would be
- * counted as a start whose consumer died (two such park it), so it is held
- * while the database is away: nothing could start meanwhile anyway.
+ * How long the undo of a start is retried. Given up, the run stays
+ * `running` and its redelivery would be counted as a start whose consumer
+ * died (two such park it), so it is held while the database is away
+ * (nothing could start meanwhile anyway), but well inside the broker's 30
+ * minute consumer timeout: a last try against an unreachable host can
+ * hang for the kernel's two-minute connect timeout.
  */
-const UNDO_START_RETRY_MS = MAX_TASK_TIMEOUT_MS;
+const UNDO_START_RETRY_MS = 20 * 60 * 1000;
 const MAX_REQUEUE_DELAY_MS = 10_000;
 
 type Headers = Record<string, unknown>;
@@ -813,6 +817,7 @@ export class TaskConsumer {
     const {message} = delivery;
     await publishConfirmed(channel, '', queue, message.content, {
       ...message.properties,
+      headers: withoutDeliveryCount(message.properties.headers),
     });
     delivery.ack();
     this.options.logger.debug('Task handed over to its own queue', {

@@ -51,11 +51,13 @@ export type QueueType = 'quorum' | 'classic';
 export const QUEUE_TYPES: readonly QueueType[] = ['quorum', 'classic'];
 
 /**
- * A quorum queue hands a message out at most this many times before it
- * dead-letters it (to the retry tiers, so it comes back later): a guard
- * against a message requeued for ever. Far above what the crash-loop guard
- * (two unfinished starts) and a long database outage (a requeue every 10 s)
- * need, so it never replaces them.
+ * A quorum queue hands a message out at most this many times: a guard
+ * against a message requeued for ever. Past it RabbitMQ 3.10 dead-letters a
+ * task queue's message to cron_scheduler_retry and holds it there (its way
+ * back is a dead-letter cycle), and drops a webhook message (no dead-letter
+ * exchange), so the consumers' repeating requeues go round through a retry
+ * tier before it (requeueWithinDeliveryLimit). Far above what the
+ * crash-loop guard (two unfinished starts) needs.
  */
 export const DELIVERY_LIMIT = 50;
 
@@ -149,8 +151,14 @@ function typeArguments(
 /** The spec's broker topology plus the retry tiers, in one table: producer and consumer both assert it. */
 export function brokerTopology(settings: RetrySettings): Topology {
   const queueType = settings.queueType ?? 'quorum';
-  const tiers = retryTiers(settings);
-  const webhookTiers = retryTiers(settings, webhookRetryTier);
+  // Tier 1 is declared even without retries: a requeue near the delivery
+  // limit goes round through it (see requeueWithinDeliveryLimit).
+  const atLeastTierOne = {
+    ...settings,
+    maxRetries: Math.max(1, settings.maxRetries),
+  };
+  const tiers = retryTiers(atLeastTierOne);
+  const webhookTiers = retryTiers(atLeastTierOne, webhookRetryTier);
   const delayQueue = (
     name: string,
     delayMs: number,

@@ -139,6 +139,45 @@ describe('requeues near the delivery limit (quorum queues)', () => {
     });
   }
 
+  it('declares the round tiers even without retries (CRON_MAX_RETRIES=0; second review: NO_ROUTE)', () => {
+    const settings = {...TEST_RETRY, maxRetries: 0};
+    const queues = brokerTopology(settings).queues.map(queue => queue.name);
+    expect(queues).to.containEql(retryTier(1, settings).queue);
+    expect(queues).to.containEql(webhookRetryTier(1, settings).queue);
+  });
+
+  it('does not believe a delivery count its publisher wrote: a first delivery is requeued plainly', async () => {
+    channel.sendToQueue(TASK_QUEUE, Buffer.from('{}'), {
+      headers: {[DELIVERY_COUNT_HEADER]: DELIVERY_LIMIT - 1},
+    });
+    await channel.waitForConfirms();
+    const first = await new Promise<ConsumeMessage>((resolve, reject) => {
+      channel
+        .consume(TASK_QUEUE, message => {
+          if (!message) return;
+          channel
+            .cancel(message.fields.consumerTag)
+            .then(() => resolve(message), reject);
+        })
+        .catch(reject);
+    });
+    expect(first.fields.redelivered).to.be.false();
+    await requeueWithinDeliveryLimit(
+      channel,
+      new Delivery(channel, first),
+      retryTier(1, TEST_RETRY),
+      logs.logger,
+      true,
+    );
+    const back = await nextIn(TASK_QUEUE, 2000);
+    expect(back?.fields.redelivered).to.be.true();
+    expect(
+      logs.find(
+        "Requeued through the delay queue: its deliveries reached the broker's limit",
+      ),
+    ).to.have.length(0);
+  });
+
   it('below the round threshold a requeue is a plain requeue', async () => {
     const message = await deliveredAfterRequeues(TASK_QUEUE, 3);
     await requeueWithinDeliveryLimit(

@@ -133,6 +133,8 @@ describe('failed-queue consumer during a database outage', () => {
       isTransientDatabaseError(new Error('Connection terminated')),
     ).to.be.true();
     expect(isTransientDatabaseError({code: 'ECONNRESET'})).to.be.true();
+    // Five letters like a SQLSTATE, but a socket error (second review).
+    expect(isTransientDatabaseError({code: 'EPIPE'})).to.be.true();
     expect(isTransientDatabaseError({code: '57P01'})).to.be.true();
     expect(isTransientDatabaseError({code: '08006'})).to.be.true();
     expect(isTransientDatabaseError({code: '22P02'})).to.be.false();
