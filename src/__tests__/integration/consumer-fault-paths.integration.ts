@@ -283,6 +283,26 @@ describe('consumer fault paths', () => {
    * made the lookup fail, and that was taken for the task failing: a retry
    * was spent (the last one parks the run) while the worker never ran.
    */
+  /** Worker `workerId` runs `command`; a consumer reaches PostgreSQL through the proxy. */
+  async function givenProxiedConsumer(
+    workerId: number,
+    command: string,
+    tuning: Parameters<typeof givenConsumer>[0]['tuning'],
+  ): Promise<TestConsumer> {
+    await sql(`UPDATE worker SET command = $1 WHERE id = $2`, [
+      command,
+      workerId,
+    ]);
+    return givenConsumer({workersDir, databaseUrl: viaProxy(), tuning});
+  }
+
+  const ledgerReaches = (id: number, status: string) =>
+    eventually(
+      async () => (await ledger(id)).status === status || undefined,
+      15_000,
+      `the run ${status}`,
+    );
+
   describe('a task whose definition cannot be read (PostgreSQL cut before it starts)', () => {
     /**
      * Publishes a run while the worker table is locked, waits until the
@@ -330,18 +350,12 @@ describe('consumer fault paths', () => {
     }
 
     it('spends no retry: the delivery is requeued and runs later as the same attempt', async () => {
-      await sql(`UPDATE worker SET command = 'attempt' WHERE id = 2`);
-      consumer = await givenConsumer({
-        workersDir,
-        databaseUrl: viaProxy(),
-        tuning: {outcomeMarkRetryMs: 20_000, requeueDelayMs: 200},
+      consumer = await givenProxiedConsumer(2, 'attempt', {
+        outcomeMarkRetryMs: 20_000,
+        requeueDelayMs: 200,
       });
       const id = await cutDuringTheLookup(2);
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        15_000,
-        'the run',
-      );
+      await ledgerReaches(id, 'succeeded');
       await sleep(1000);
       expect(lines('attempt')).to.equal('1\n');
       expect(
@@ -364,18 +378,12 @@ describe('consumer fault paths', () => {
     });
 
     it('holds the delivery while the database stays away past the outcome mark time: no crash-loop count, one attempt', async () => {
-      await sql(`UPDATE worker SET command = 'attempt' WHERE id = 2`);
-      consumer = await givenConsumer({
-        workersDir,
-        databaseUrl: viaProxy(),
-        tuning: {outcomeMarkRetryMs: 300, requeueDelayMs: 100},
+      consumer = await givenProxiedConsumer(2, 'attempt', {
+        outcomeMarkRetryMs: 300,
+        requeueDelayMs: 100,
       });
       const id = await cutDuringTheLookup(2, {}, 2500);
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        15_000,
-        'the run',
-      );
+      await ledgerReaches(id, 'succeeded');
       expect(
         consumer.logs.find(
           'Could not undo the start of a task that did not begin; retrying',
@@ -394,20 +402,14 @@ describe('consumer fault paths', () => {
     });
 
     it('does not park a last attempt that never ran: it runs, then the failing run is parked', async () => {
-      await sql(`UPDATE worker SET command = 'attempt-fail' WHERE id = 3`);
-      consumer = await givenConsumer({
-        workersDir,
-        databaseUrl: viaProxy(),
-        tuning: {outcomeMarkRetryMs: 20_000, requeueDelayMs: 200},
+      consumer = await givenProxiedConsumer(3, 'attempt-fail', {
+        outcomeMarkRetryMs: 20_000,
+        requeueDelayMs: 200,
       });
       const id = await cutDuringTheLookup(3, {
         'x-retry-count': TEST_RETRY.maxRetries,
       });
-      await eventually(
-        async () => (await ledger(id)).status === 'failed' || undefined,
-        15_000,
-        'the failed mark',
-      );
+      await ledgerReaches(id, 'failed');
       await sleep(500);
       expect(lines('attempt-fail')).to.equal(`${TEST_RETRY.maxRetries + 1}\n`);
       expect((await ledger(id)).last_error).to.equal(
@@ -484,11 +486,7 @@ describe('consumer fault paths', () => {
         await locker.query('ROLLBACK');
         return published;
       });
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        15_000,
-        'the retry',
-      );
+      await ledgerReaches(id, 'succeeded');
       const requeues = consumer.logs.find(
         'Task could not start; message requeued',
       );
@@ -555,11 +553,7 @@ describe('consumer fault paths', () => {
         'eight failed starts',
       ).catch(() => undefined);
       proxy.restore();
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        15_000,
-        'the run',
-      );
+      await ledgerReaches(id, 'succeeded');
       expect(lines('quick')).to.equal('run\n');
       const [round] = consumer.logs.find(
         "Requeued through the delay queue: its deliveries reached the broker's limit",
