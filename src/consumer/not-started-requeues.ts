@@ -29,6 +29,11 @@ export class NotStartedRequeues {
   forget(key: string): void {
     this.counts.delete(key);
   }
+
+  /** Nothing counted: the common case, where no attempt's key need be built. */
+  get empty(): boolean {
+    return this.counts.size === 0;
+  }
 }
 
 /** One attempt of one run: a retry is another attempt and counts afresh. */

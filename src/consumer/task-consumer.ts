@@ -554,12 +554,9 @@ export class TaskConsumer {
       this.options.metrics?.count('tasksInProgress', {}, -1);
       failure ??= new Error('the task did not report its start');
     }
-    const thisAttempt = attemptKey(
-      task.scheduler_id,
-      task.id,
-      executionKey,
-      retryCount,
-    );
+    // Built only when a not-started requeue is counted: not per task.
+    const thisAttempt = () =>
+      attemptKey(task.scheduler_id, task.id, executionKey, retryCount);
     if (
       failure instanceof TaskNotStarted &&
       (await this.requeuedNotStarted(
@@ -568,14 +565,16 @@ export class TaskConsumer {
         task,
         executionId,
         startedAt,
-        thisAttempt,
+        thisAttempt(),
         failure,
         logger,
       ))
     ) {
       return;
     }
-    this.notStartedRequeues.forget(thisAttempt);
+    if (!this.notStartedRequeues.empty) {
+      this.notStartedRequeues.forget(thisAttempt());
+    }
     if (failure instanceof TaskAborted) {
       await ledger.interrupted(executionId, startedAt, task).catch(markError =>
         logger.warn('Could not mark the interrupted run', {

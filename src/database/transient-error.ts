@@ -1,7 +1,8 @@
 /**
  * True for errors that pass: the connection (no SQLSTATE, a Node socket
- * error such as ECONNRESET or EPIPE, class 08), resources (53), operator intervention such as a restart
- * (57), system errors (58). A data or constraint error would fail again.
+ * error such as ECONNRESET or EPIPE, class 08), resources (53), operator
+ * intervention such as a restart or a statement timeout (57), system
+ * errors (58). A data or constraint error, or a bug, would fail again.
  */
 export function isTransientDatabaseError(error: unknown): boolean {
   // Our own code's errors (a value it could not handle) fail again.
