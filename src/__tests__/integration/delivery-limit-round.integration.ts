@@ -1,5 +1,6 @@
 import {expect} from '@loopback/testlab';
 import amqp, {ConfirmChannel, ConsumeMessage} from 'amqplib';
+import {Pool} from 'pg';
 import {Delivery} from '../../consumer/delivery';
 import {
   DELIVERY_COUNT_HEADER,
@@ -19,6 +20,9 @@ import {
   WEBHOOK_QUEUE,
   webhookRetryTier,
 } from '../../queue/topology';
+import {parseOutboundAllow} from '../../outbound/address-policy';
+import {AmqpConnection} from '../../queue/amqp-connection';
+import {WebhookConsumer} from '../../webhooks/webhook-consumer';
 import {LogCapture} from '../fixtures/log-capture';
 import {
   drainQueue,
@@ -190,5 +194,60 @@ describe('requeues near the delivery limit (quorum queues)', () => {
     const back = await nextIn(TASK_QUEUE, 2000);
     expect(back?.properties.headers?.[RETRY_COUNT_HEADER]).to.be.undefined();
     expect(back?.fields.redelivered).to.be.true();
+  });
+
+  it("the webhook consumer's own requeue goes round near the limit, and the delivery is not dropped", async () => {
+    // Near the limit already: one more plain requeue, then the consumer's.
+    const message = await deliveredAfterRequeues(
+      WEBHOOK_QUEUE,
+      ROUND_AFTER_DELIVERIES,
+    );
+    channel.nack(message, false, true);
+    // A database that refuses every connection: each delivery is "not handled".
+    const refusing = new Pool({
+      connectionString: 'postgres://postgres@127.0.0.1:1/none',
+      connectionTimeoutMillis: 1000,
+    });
+    const broker = new AmqpConnection(TEST_AMQP_URL, logs.logger, {
+      minBackoffMs: 50,
+      maxBackoffMs: 200,
+    });
+    await broker.start();
+    const consumer = new WebhookConsumer({
+      connection: broker,
+      pool: refusing,
+      retry: TEST_RETRY,
+      outboundAllow: parseOutboundAllow('127.0.0.2'),
+      logger: logs.logger,
+    });
+    const round = () =>
+      logs.find(
+        "Requeued through the delay queue: its deliveries reached the broker's limit",
+        {
+          delivery_count: ROUND_AFTER_DELIVERIES + 1,
+          delay_ms: webhookRetryTier(1, TEST_RETRY).delayMs,
+        },
+      );
+    try {
+      await consumer.start();
+      await eventually(() => round().length === 1, 10_000, 'the round');
+      // The copy came back from the delay queue and was tried again.
+      await eventually(
+        () => logs.find('Webhook delivery not handled; requeued').length >= 2,
+        10_000,
+        'the copy tried again',
+      );
+    } finally {
+      await consumer.stop();
+      await broker.stop();
+      await refusing.end();
+    }
+    expect(round()).to.have.length(1);
+    const left = await eventually(
+      async () => (await drainQueue(WEBHOOK_QUEUE))[0],
+      5000,
+      'the delivery back in its queue',
+    );
+    expect(left.content.toString()).to.equal('{"delivery_id":1}');
   });
 });
