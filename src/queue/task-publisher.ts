@@ -1,4 +1,4 @@
-import type {ConfirmChannel} from 'amqplib';
+import type {ConfirmChannel, Options} from 'amqplib';
 import {EventEmitter, once} from 'node:events';
 import type {Logger} from '../logging/logger';
 import type {Metrics} from '../metrics/metrics';
@@ -72,6 +72,25 @@ function taskHeaders(
           [RESENT_HEADER]: task.resend.resent,
         }
       : {}),
+  };
+}
+
+/**
+ * The properties a task message is published with: persistent, mandatory
+ * (a message no queue takes comes back), JSON, the run's id as message id
+ * and the task headers. Exported for the publish-shape benchmark.
+ */
+export function taskPublishOptions(
+  task: OutgoingTask,
+  publishedAt: number,
+  requestId: string | undefined,
+): Options.Publish & {messageId: string} {
+  return {
+    persistent: true,
+    mandatory: true,
+    contentType: 'application/json',
+    messageId: `${task.executionId}`,
+    headers: taskHeaders(task, publishedAt, requestId),
   };
 }
 
@@ -341,7 +360,12 @@ export class TaskPublisher {
     for (const [index, task] of tasks.entries()) {
       // The batch ended at its deadline and was reported: nothing more goes.
       if (!batch.open) break;
-      const messageId = `${task.executionId}`;
+      const options = taskPublishOptions(
+        task,
+        stamp.publishedAt,
+        stamp.requestId,
+      );
+      const {messageId} = options;
       let answered!: () => void;
       const answer = new Promise<void>(resolve => (answered = resolve));
       let accepted: boolean;
@@ -350,13 +374,7 @@ export class TaskPublisher {
           '',
           TASK_QUEUE,
           encodeTaskMessage(task.message),
-          {
-            persistent: true,
-            mandatory: true,
-            contentType: 'application/json',
-            messageId,
-            headers: taskHeaders(task, stamp.publishedAt, stamp.requestId),
-          },
+          options,
           error => {
             // Returned, then acked: no queue took it. An error is a nack, or
             // the channel closed first: failed. Either way its mark goes.

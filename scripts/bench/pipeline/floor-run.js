@@ -49,8 +49,25 @@ const {
 // The floor starts when the producer's ticker would.
 const {AFTER_BOUNDARY_MS} = require('../../../dist/producer/minute-ticker');
 
-/** Publishes the rows at `indices` on one confirm channel; confirm times into `confirmedAt`. */
-async function publishPart(channel, rows, indices, confirmedAt) {
+/** The floor's message options: persistent, mandatory, the run's id as its one header. */
+const floorOptions = id => ({
+  persistent: true,
+  mandatory: true,
+  headers: {'x-execution-id': id},
+});
+
+/**
+ * Publishes the rows at `indices` on one confirm channel with the options
+ * `optionsFor(id)` gives (the floor's by default); confirm times into
+ * `confirmedAt`.
+ */
+async function publishPart(
+  channel,
+  rows,
+  indices,
+  confirmedAt,
+  optionsFor = floorOptions,
+) {
   const confirms = [];
   for (const i of indices) {
     const {id, scheduler_id: schedulerId} = rows[i];
@@ -69,11 +86,7 @@ async function publishPart(channel, rows, indices, confirmedAt) {
           '',
           TASK_QUEUE,
           body,
-          {
-            persistent: true,
-            mandatory: true,
-            headers: {'x-execution-id': Number(id)},
-          },
+          optionsFor(Number(id)),
           error => {
             if (error) reject(error);
             confirmedAt[i] = new Date();
@@ -272,4 +285,4 @@ async function runFloor(opts) {
   }
 }
 
-module.exports = {runFloor};
+module.exports = {publishPart, runFloor};

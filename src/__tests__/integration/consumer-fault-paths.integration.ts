@@ -160,6 +160,13 @@ describe('consumer fault paths', () => {
 
   const ledger = async (id: number) =>
     (await sql(`SELECT * FROM scheduler_execution WHERE id = $1`, [id]))[0];
+  /** Waits until the run's ledger row reaches `status`. */
+  const ledgerReaches = (id: number, status: string, timeoutMs = 15_000) =>
+    eventually(
+      async () => (await ledger(id)).status === status || undefined,
+      timeoutMs,
+      `the run ${status}`,
+    );
   /**
    * The worker process itself is running: 'Task started' comes before the
    * executor reads the worker's row, so a fault injected right after that log
@@ -181,11 +188,7 @@ describe('consumer fault paths', () => {
       await eventually(() => lines('slow').includes('done') || undefined);
       await sleep(1000);
       proxy.restore();
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        15_000,
-        'the success mark',
-      );
+      await ledgerReaches(id, 'succeeded');
       await sleep(1500);
       expect(lines('slow')).to.equal('start\ndone\n');
       expect(await ledger(id)).to.containDeep({
@@ -268,21 +271,11 @@ describe('consumer fault paths', () => {
       // 300 + 600 + 1200 ms of backoff: a handful, not a hot loop.
       expect(requeues).to.be.within(1, 4);
       proxy.restore();
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        15_000,
-        'the run',
-      );
+      await ledgerReaches(id, 'succeeded');
       expect(lines('quick')).to.equal('run\n');
     });
   });
 
-  /**
-   * The chaos run of 2026-12-02 (seed 2052213336): a database cut that lands
-   * after the start mark but before the executor has read its worker's row
-   * made the lookup fail, and that was taken for the task failing: a retry
-   * was spent (the last one parks the run) while the worker never ran.
-   */
   /** Worker `workerId` runs `command`; a consumer reaches PostgreSQL through the proxy. */
   async function givenProxiedConsumer(
     workerId: number,
@@ -296,13 +289,12 @@ describe('consumer fault paths', () => {
     return givenConsumer({workersDir, databaseUrl: viaProxy(), tuning});
   }
 
-  const ledgerReaches = (id: number, status: string) =>
-    eventually(
-      async () => (await ledger(id)).status === status || undefined,
-      15_000,
-      `the run ${status}`,
-    );
-
+  /**
+   * The chaos run of 2026-12-02 (seed 2052213336): a database cut that lands
+   * after the start mark but before the executor has read its worker's row
+   * made the lookup fail, and that was taken for the task failing: a retry
+   * was spent (the last one parks the run) while the worker never ran.
+   */
   describe('a task whose definition cannot be read (PostgreSQL cut before it starts)', () => {
     /**
      * Publishes a run while the worker table is locked, waits until the
@@ -433,11 +425,7 @@ describe('consumer fault paths', () => {
         const id = await publishRun(3, {
           headers: {'x-retry-count': TEST_RETRY.maxRetries},
         });
-        await eventually(
-          async () => (await ledger(id)).status === 'failed' || undefined,
-          10_000,
-          'the failed mark',
-        );
+        await ledgerReaches(id, 'failed', 10_000);
         expect((await ledger(id)).last_error).to.match(
           /column "timeout_ms" does not exist/,
         );
@@ -576,11 +564,7 @@ describe('consumer fault paths', () => {
       closeByBroker(channelOf(consumer.tasks));
       await sleep(1000);
       const id = await publishRun(2);
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        10_000,
-        'the run after the channel close',
-      );
+      await ledgerReaches(id, 'succeeded', 10_000);
       expect(lines('quick')).to.equal('run\n');
     });
 
@@ -728,11 +712,7 @@ describe('consumer fault paths', () => {
       const id = await publishRun(4);
       await running('slower');
       closeByBroker(channelOf(consumer.tasks));
-      await eventually(
-        async () => (await ledger(id)).status === 'succeeded' || undefined,
-        20_000,
-        'the redelivered run',
-      );
+      await ledgerReaches(id, 'succeeded', 20_000);
       expect(lines('slower')).to.equal('start\nstart\ndone\n');
       expect(
         consumer.logs.find(
